@@ -1,0 +1,33 @@
+# Two commands: `make demo` and `make test`. Each installs missing Debian
+# packages, configures build/ once and builds incrementally.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+export CCACHE_DIR ?= $(CURDIR)/.cache/ccache
+export CCACHE_SLOPPINESS = pch_defines,time_macros,include_file_mtime,include_file_ctime
+
+.PHONY: deps configure build demo test bench clean
+
+deps:
+	@./scripts/install-deps.sh
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+
+configure: deps $(BUILD)/build.ninja
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: configure
+	cmake --build $(BUILD) -j $(JOBS) --target demo
+	$(BUILD)/examples/demo
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+bench: configure
+	cmake --build $(BUILD) -j $(JOBS) --target thunder_bench
+	$(BUILD)/bench/thunder_bench
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,47 @@
+// Trace: a small program of bound symbols over proxies, printed in Thunder's
+// style. Passes are functions Trace -> Trace; each stamps its result with a
+// provenance line ("# Constructed by Dead Code Elimination (took 0 ms)").
+#pragma once
+
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "thunder/core/bound_symbol.h"
+
+namespace thunder {
+
+class Trace {
+ public:
+  std::string fn_name = "computation";
+  std::vector<ProxyPtr> inputs;  // flat, in calling order
+  std::vector<BoundSymbol> bsyms;
+  Value output;                  // what the program returns
+  std::string provenance;        // "Constructed by ..." (without '#')
+  std::vector<std::string> notes;  // extra header comment lines
+
+  const std::vector<BoundSymbol>& bound_symbols() const { return bsyms; }
+
+  // Fresh deterministic names: "t0", "t1", ... for tensors, "i0"/"f0"/"b0" for numbers.
+  std::string new_name(const std::string& prefix);
+  // Registers a name as taken (inputs named by the user or by a module path).
+  void reserve_name(const std::string& name);
+  bool name_taken(const std::string& name) const;
+
+  // A copy with the same inputs, output and name counters but no statements:
+  // the starting point of a pass.
+  Trace empty_like() const;
+
+  std::string str() const;
+
+ private:
+  std::map<std::string, int> counters_;
+  std::vector<std::string> reserved_;
+};
+
+std::ostream& operator<<(std::ostream& os, const Trace& t);
+// One statement (and its decomposition as '#' lines), indented by `indent` spaces.
+std::string bsym_str(const BoundSymbol& b, int indent = 0);
+
+}  // namespace thunder

@@ -1,0 +1,251 @@
+// thunder::jit: traces a callable (or a module's forward) into a trace,
+// compiles it, and caches the program behind compiled guards. Arguments may
+// be Tensors (or at::Tensor), vectors of Tensors, thunder::Scalar (a runtime
+// number input) and plain C++ numbers and bools (trace-time constants guarded
+// by value). Results may be a Tensor, a std::tuple of Tensors or a vector.
+#pragma once
+
+#include <concepts>
+#include <memory>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include "thunder/core/trace.h"
+#include "thunder/frontend/nn.h"
+#include "thunder/frontend/options.h"
+#include "thunder/runtime/flat_args.h"
+
+namespace thunder {
+
+struct TensorInfo {
+  std::string name;
+  std::vector<int64_t> shape;
+  at::ScalarType dtype;
+  int64_t bytes;
+};
+
+struct CompileStats {
+  int64_t compiles = 0;
+  double last_compile_ms = 0;
+  std::vector<std::pair<std::string, double>> pass_ms;  // last compile, in pipeline order
+  int64_t fusion_regions = 0;
+  int64_t cache_entries = 0;
+};
+
+namespace detail {
+
+class JitState;
+using TraceFn = Value (*)(void* ctx, const std::vector<Value>& args);
+
+std::shared_ptr<JitState> make_jit_state(JitOptions options, nn::Module* module);
+std::vector<FlatArg>& call_inputs(JitState& s);
+// Guards, compiles on a miss, runs; flat outputs (undefined = None) into outs.
+void jit_call(JitState& s, TraceFn fn, void* ctx, std::vector<at::Tensor>& outs);
+
+// ---- argument flattening and rebuilding ----
+template <typename A>
+struct Normalize {
+  using type = A;
+};
+template <>
+struct Normalize<at::Tensor> {
+  using type = Tensor;
+};
+template <>
+struct Normalize<std::vector<at::Tensor>> {
+  using type = TensorList;
+};
+template <typename A>
+using normalized_t = typename Normalize<std::remove_cvref_t<A>>::type;
+
+[[noreturn]] void bad_jit_argument(const char* what);
+
+inline void flatten(std::vector<FlatArg>& out, const at::Tensor& t) {
+  FlatArg& f = out.emplace_back();
+  f.kind = FlatArg::Kind::Tensor;
+  f.tensor = t;
+}
+inline void flatten(std::vector<FlatArg>& out, const Tensor& t) {
+  if (t.is_proxy()) bad_jit_argument("a proxy tensor (call the jitted function outside of traces)");
+  flatten(out, t.defined() ? t.aten() : at::Tensor());
+}
+template <typename T>
+void flatten(std::vector<FlatArg>& out, const std::vector<T>& ts) {
+  FlatArg& f = out.emplace_back();
+  f.kind = FlatArg::Kind::ListLen;
+  f.i = static_cast<int64_t>(ts.size());
+  for (const auto& t : ts) flatten(out, t);
+}
+inline void flatten(std::vector<FlatArg>& out, const Scalar& s) {
+  if (s.is_proxy()) bad_jit_argument("a proxy Scalar");
+  FlatArg& f = out.emplace_back();
+  f.kind = FlatArg::Kind::Scalar;
+  f.i = s.is_floating_point() ? 1 : s.is_bool() ? 2 : 0;
+  f.d = s.to_double();
+}
+template <typename T>
+  requires std::is_arithmetic_v<T>
+void flatten(std::vector<FlatArg>& out, T v) {
+  FlatArg& f = out.emplace_back();
+  if constexpr (std::is_same_v<T, bool>) {
+    f.kind = FlatArg::Kind::Bool;
+    f.i = v;
+  } else if constexpr (std::is_integral_v<T>) {
+    f.kind = FlatArg::Kind::Int;
+    f.i = static_cast<int64_t>(v);
+  } else {
+    f.kind = FlatArg::Kind::Double;
+    f.d = static_cast<double>(v);
+  }
+}
+
+// Rebuilds a typed argument from the traced values (proxies and constants).
+template <typename A>
+A rebuild(const std::vector<Value>& vals, size_t& pos) {
+  const Value& v = vals[pos++];
+  if constexpr (std::is_same_v<A, Tensor>) {
+    return v.is_none() ? Tensor() : Tensor(v.proxy());
+  } else if constexpr (std::is_same_v<A, TensorList>) {
+    TensorList l;
+    for (int64_t i = 0, n = v.as_int(); i < n; ++i) l.push_back(rebuild<Tensor>(vals, pos));
+    return l;
+  } else if constexpr (std::is_same_v<A, Scalar>) {
+    return Scalar(v.proxy());
+  } else if constexpr (std::is_same_v<A, bool>) {
+    return v.as_bool();
+  } else if constexpr (std::is_integral_v<A>) {
+    return static_cast<A>(v.as_int());
+  } else {
+    static_assert(std::is_floating_point_v<A>, "unsupported argument type for thunder::jit");
+    return static_cast<A>(v.as_double());
+  }
+}
+
+// Result <-> flat values.
+inline void flatten_result(std::vector<Value>& out, const Tensor& t);
+template <typename... Ts>
+void flatten_result(std::vector<Value>& out, const std::tuple<Ts...>& t) {
+  std::apply([&](const auto&... e) { (flatten_result(out, e), ...); }, t);
+}
+inline void flatten_result(std::vector<Value>& out, const TensorList& l) {
+  for (const Tensor& t : l) flatten_result(out, t);
+}
+Value result_value(const Tensor& t);
+inline void flatten_result(std::vector<Value>& out, const Tensor& t) {
+  out.push_back(result_value(t));
+}
+
+template <typename R>
+R unflatten_result(std::vector<at::Tensor>& outs, size_t& pos) {
+  if constexpr (std::is_same_v<R, Tensor>) {
+    return Tensor(std::move(outs[pos++]));
+  } else if constexpr (std::is_same_v<R, TensorList>) {
+    TensorList l;
+    while (pos < outs.size()) l.emplace_back(std::move(outs[pos++]));
+    return l;
+  } else {
+    return [&]<size_t... I>(std::index_sequence<I...>) {
+      return R{unflatten_result<std::tuple_element_t<I, R>>(outs, pos)...};
+    }(std::make_index_sequence<std::tuple_size_v<R>>{});
+  }
+}
+
+// Introspection on the state.
+std::vector<Trace> last_traces(const JitState& s);
+std::vector<Trace> last_backward_traces(const JitState& s);
+Trace last_prologue_trace(const JitState& s);
+std::vector<TensorInfo> last_saved_for_backward(const JitState& s);
+int64_t cache_hits(const JitState& s);
+int64_t cache_misses(const JitState& s);
+CompileStats compile_stats(const JitState& s);
+
+}  // namespace detail
+
+// The compiled callable. Reusable; one call at a time (thread-compatible).
+template <typename F>
+class Jitted {
+ public:
+  Jitted(F fn, JitOptions options, nn::Module* module = nullptr)
+      : fn_(std::move(fn)), state_(detail::make_jit_state(std::move(options), module)) {}
+
+  template <typename... A>
+  auto operator()(A&&... args) {
+    using R = std::invoke_result_t<F&, detail::normalized_t<A>...>;
+    std::vector<FlatArg>& in = detail::call_inputs(*state_);
+    in.clear();
+    (detail::flatten(in, args), ...);
+    std::vector<at::Tensor>& outs = outs_;
+    detail::jit_call(*state_, &trace_thunk<R, detail::normalized_t<A>...>, this, outs);
+    size_t pos = 0;
+    return detail::unflatten_result<R>(outs, pos);
+  }
+
+  const detail::JitState& state() const { return *state_; }
+
+ private:
+  template <typename R, typename... A>
+  static Value trace_thunk(void* self, const std::vector<Value>& vals) {
+    auto* j = static_cast<Jitted*>(self);
+    size_t pos = 0;
+    std::tuple<A...> args{detail::rebuild<A>(vals, pos)...};
+    R r = std::apply(j->fn_, std::move(args));
+    std::vector<Value> flat;
+    detail::flatten_result(flat, r);
+    if constexpr (std::is_same_v<R, Tensor>) return flat[0];
+    return Value(std::move(flat));
+  }
+
+  F fn_;
+  std::shared_ptr<detail::JitState> state_;
+  std::vector<at::Tensor> outs_;
+};
+
+namespace detail {
+template <typename T>
+struct IsModulePtr : std::false_type {};
+template <typename M>
+struct IsModulePtr<std::shared_ptr<M>> : std::bool_constant<std::derived_from<M, nn::Module>> {};
+}  // namespace detail
+
+template <typename F>
+  requires(!std::derived_from<std::remove_cvref_t<F>, nn::Module> &&
+           !detail::IsModulePtr<std::remove_cvref_t<F>>::value)
+Jitted<std::decay_t<F>> jit(F&& fn, JitOptions options = {}) {
+  return Jitted<std::decay_t<F>>(std::forward<F>(fn), std::move(options));
+}
+
+// A module: its forward is traced and its parameters become trace inputs.
+template <typename M>
+  requires std::derived_from<M, nn::Module>
+auto jit(std::shared_ptr<M> m, JitOptions options = {}) {
+  auto fn = [m](auto&&... a) { return m->forward(std::forward<decltype(a)>(a)...); };
+  return Jitted<decltype(fn)>(std::move(fn), std::move(options), m.get());
+}
+template <typename M>
+  requires std::derived_from<M, nn::Module>
+auto jit(M& m, JitOptions options = {}) {
+  auto fn = [&m](auto&&... a) { return m.forward(std::forward<decltype(a)>(a)...); };
+  return Jitted<decltype(fn)>(std::move(fn), std::move(options), &m);
+}
+
+template <typename F>
+std::vector<Trace> last_traces(const Jitted<F>& j) { return detail::last_traces(j.state()); }
+template <typename F>
+std::vector<Trace> last_backward_traces(const Jitted<F>& j) {
+  return detail::last_backward_traces(j.state());
+}
+template <typename F>
+Trace last_prologue_trace(const Jitted<F>& j) { return detail::last_prologue_trace(j.state()); }
+template <typename F>
+std::vector<TensorInfo> last_saved_for_backward(const Jitted<F>& j) {
+  return detail::last_saved_for_backward(j.state());
+}
+template <typename F>
+int64_t cache_hits(const Jitted<F>& j) { return detail::cache_hits(j.state()); }
+template <typename F>
+int64_t cache_misses(const Jitted<F>& j) { return detail::cache_misses(j.state()); }
+template <typename F>
+CompileStats compile_stats(const Jitted<F>& j) { return detail::compile_stats(j.state()); }
+
+}  // namespace thunder

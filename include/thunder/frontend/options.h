@@ -1,0 +1,27 @@
+// JitOptions: how thunder::jit compiles (aggregate; use designated initializers).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace thunder {
+
+struct JitOptions {
+  // Executors in priority order. "aten" claims every symbol with libtorch's
+  // kernels; "aten_prims" runs every composite as its decomposition into prims.
+  // (cpu_fuser joins the default list when the fusion executor lands.)
+  std::vector<std::string> executors = {"aten"};
+  std::string fusion_type = "dataflow";  // "consecutive" or "dataflow"
+  bool rematerialize = true;
+  bool disable_replace_uniform = false;
+  bool skip_inplace_functionalization = false;
+  bool strict_saved_for_backward = false;
+  std::string cache = "shapes";  // "shapes" or "none" (retrace every call)
+  // Names of the traced function's inputs, in order (default x0, x1, ...).
+  std::vector<std::string> arg_names = {};
+};
+
+// Throws thunder::Error naming an unknown executor, fusion_type or cache value.
+void validate(const JitOptions& o);
+
+}  // namespace thunder

@@ -1,0 +1,65 @@
+// Compiled guards: the metadata a cache entry depends on, packed into a
+// vector of words (dtype, device, rank, requires_grad, stride class, sizes of
+// each tensor; kind and value of constants; kind of runtime numbers; grad
+// mode) and hashed. Building a signature reuses the vector's capacity: no
+// allocation, no strings, no exceptions on a cache hit.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "thunder/runtime/flat_args.h"
+
+namespace thunder {
+
+class GuardSignature {
+ public:
+  void clear() {
+    words_.clear();
+    hash_ = 0xcbf29ce484222325ull;
+  }
+  void add(int64_t w) {
+    words_.push_back(w);
+    hash_ = (hash_ ^ static_cast<uint64_t>(w)) * 0x100000001b3ull;
+  }
+  void add_tensor(const at::Tensor& t) {
+    if (!t.defined()) return add(-1);
+    const int64_t dim = t.dim();
+    const auto dev = t.device();
+    add(static_cast<int64_t>(t.scalar_type()) | static_cast<int64_t>(dev.type()) << 8 |
+        static_cast<int64_t>(dev.index() + 1) << 16 | dim << 24 |
+        static_cast<int64_t>(t.requires_grad()) << 40 |
+        static_cast<int64_t>(t.is_contiguous()) << 41);
+    for (int64_t s : t.sizes()) add(s);
+  }
+  void add_arg(const FlatArg& a) {
+    switch (a.kind) {
+      case FlatArg::Kind::Tensor: return add_tensor(a.tensor);
+      case FlatArg::Kind::Scalar: return add(1000 + a.i);  // its kind only: never recompiles
+      case FlatArg::Kind::Double: {
+        add(2000);
+        int64_t bits;
+        static_assert(sizeof bits == sizeof a.d);
+        __builtin_memcpy(&bits, &a.d, sizeof bits);
+        return add(bits);
+      }
+      default:
+        add(3000 + static_cast<int64_t>(a.kind));
+        return add(a.i);
+    }
+  }
+
+  uint64_t hash() const { return hash_; }
+  const std::vector<int64_t>& words() const { return words_; }
+  bool operator==(const GuardSignature& o) const {
+    return hash_ == o.hash_ && words_ == o.words_;
+  }
+
+ private:
+  std::vector<int64_t> words_;
+  uint64_t hash_ = 0xcbf29ce484222325ull;
+};
+
+}  // namespace thunder

@@ -1,0 +1,48 @@
+// A compiled program: the final execution trace lowered to a flat vector of
+// instructions (kernel pointer, operand slots, frees) over slot arrays of
+// at::Tensor and c10::Scalar. Running it does no lookups, string work or
+// allocation of its own.
+#pragma once
+
+#include <vector>
+
+#include "thunder/executors/executor.h"
+#include "thunder/runtime/flat_args.h"
+
+namespace thunder {
+
+class Program {
+ public:
+  // Where a trace input comes from at call time.
+  struct Input {
+    enum class Source : uint8_t { ArgTensor, ArgNumber, Captured };
+    Source source;
+    int32_t index;  // into the call's flat arguments, or the captured tensors
+  };
+
+  // Lowers a claimed trace. `inputs[i]` feeds trace.inputs[i]; `executors`
+  // resolves BoundSymbol::executor.
+  static Program lower(const Trace& trace, const std::vector<Input>& inputs,
+                       const std::vector<Executor*>& executors);
+
+  // Runs with the call's flat arguments (indexed by Input::index) and the
+  // captured tensors; flat outputs go to `outs`.
+  void run(const FlatArg* args, const std::vector<at::Tensor>& captured,
+           std::vector<at::Tensor>& outs);
+
+  size_t num_instructions() const { return instrs_.size(); }
+
+ private:
+  struct InputSlot {
+    Input input;
+    int32_t slot;
+    bool is_number;
+  };
+  std::vector<InputSlot> inputs_;
+  std::vector<Instr> instrs_;
+  std::vector<int32_t> output_slots_;  // -1: None
+  std::vector<at::Tensor> tensors_;     // the frame, reused across calls
+  std::vector<c10::Scalar> numbers_;
+};
+
+}  // namespace thunder

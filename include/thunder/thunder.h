@@ -1,0 +1,22 @@
+// thunder-cpp: the one public header. See API.md for the contract.
+#pragma once
+
+#include <ATen/core/grad_mode.h>
+
+#include "thunder/core/error.h"
+#include "thunder/core/trace.h"
+#include "thunder/frontend/jit.h"
+#include "thunder/frontend/nn.h"
+#include "thunder/frontend/ops.h"
+#include "thunder/frontend/options.h"
+#include "thunder/frontend/scalar.h"
+#include "thunder/frontend/tensor.h"
+
+namespace thunder {
+// libtorch's grad-mode guards, under thunder's names (the same types).
+using NoGradGuard = at::NoGradGuard;
+using AutoGradMode = at::AutoGradMode;
+namespace nn {
+namespace F = functional;
+}
+}  // namespace thunder

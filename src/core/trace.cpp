@@ -1,0 +1,83 @@
+// The trace printer: a trace reads as a small program in Thunder's style.
+#include "thunder/core/trace.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace thunder {
+
+std::string Trace::new_name(const std::string& prefix) {
+  for (;;) {
+    std::string name = prefix + std::to_string(counters_[prefix]++);
+    if (!name_taken(name)) return name;
+  }
+}
+
+void Trace::reserve_name(const std::string& name) { reserved_.push_back(name); }
+
+bool Trace::name_taken(const std::string& name) const {
+  return std::find(reserved_.begin(), reserved_.end(), name) != reserved_.end();
+}
+
+Trace Trace::empty_like() const {
+  Trace t;
+  t.fn_name = fn_name;
+  t.inputs = inputs;
+  t.output = output;
+  t.counters_ = counters_;
+  t.reserved_ = reserved_;
+  return t;
+}
+
+namespace {
+
+std::string type_comment(const Value& output) {
+  std::vector<ProxyPtr> outs;
+  output.collect_proxies(outs);
+  std::string s;
+  for (const auto& p : outs) {
+    s += s.empty() ? "  # " : ", ";
+    s += p->name + ": \"" + p->type_str() + "\"";
+  }
+  return s;
+}
+
+void print_bsym(std::ostringstream& os, const BoundSymbol& b, int indent, bool commented) {
+  os << std::string(indent, ' ') << (commented ? "# " : "");
+  if (b.sym->id == "del") {
+    os << "del ";
+    for (size_t i = 0; i < b.args.size(); ++i) os << (i ? ", " : "") << b.args[i].str();
+    os << "\n";
+    return;
+  }
+  if (!b.output.is_none()) os << b.output.str() << " = ";
+  os << b.sym->id << "(";
+  for (size_t i = 0; i < b.args.size(); ++i) os << (i ? ", " : "") << b.args[i].str();
+  os << ")" << type_comment(b.output) << "\n";
+  for (const BoundSymbol& s : b.subsymbols) print_bsym(os, s, indent + 2, true);
+}
+
+}  // namespace
+
+std::string bsym_str(const BoundSymbol& b, int indent) {
+  std::ostringstream os;
+  print_bsym(os, b, indent, false);
+  return os.str();
+}
+
+std::string Trace::str() const {
+  std::ostringstream os;
+  if (!provenance.empty()) os << "# " << provenance << "\n";
+  for (const auto& n : notes) os << "# " << n << "\n";
+  os << "def " << fn_name << "(";
+  for (size_t i = 0; i < inputs.size(); ++i) os << (i ? ", " : "") << inputs[i]->name;
+  os << "):\n";
+  for (const auto& p : inputs) os << "  # " << p->name << ": \"" << p->type_str() << "\"\n";
+  for (const BoundSymbol& b : bsyms) print_bsym(os, b, 2, false);
+  os << "  return " << output.str() << "\n";
+  return os.str();
+}
+
+std::ostream& operator<<(std::ostream& os, const Trace& t) { return os << t.str(); }
+
+}  // namespace thunder

@@ -1,0 +1,29 @@
+// The executor registry: names to executors.
+#include "thunder/core/error.h"
+#include "thunder/executors/executor.h"
+
+namespace thunder {
+namespace aten {
+Executor& aten_executor();
+Executor& aten_prims_executor();
+}  // namespace aten
+
+namespace {
+std::vector<Executor*> all_executors() { return {&aten::aten_executor(), &aten::aten_prims_executor()}; }
+}  // namespace
+
+Executor& executor_by_name(std::string_view name) {
+  for (Executor* e : all_executors())
+    if (e->name() == name) return *e;
+  std::string known;
+  for (const auto& n : executor_names()) known += (known.empty() ? "" : ", ") + n;
+  fail("JitOptions: unknown executor '{}' (known executors: {})", name, known);
+}
+
+std::vector<std::string> executor_names() {
+  std::vector<std::string> out;
+  for (Executor* e : all_executors()) out.emplace_back(e->name());
+  return out;
+}
+
+}  // namespace thunder

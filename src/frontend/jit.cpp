@@ -1,0 +1,296 @@
+// thunder::jit's engine: guard lookup on every call; on a miss, trace, run
+// the pipeline (one flat function, each step recorded), lower and cache.
+#include "thunder/frontend/jit.h"
+
+#include <ATen/core/grad_mode.h>
+
+#include <chrono>
+#include <iostream>
+
+#include "dispatch.h"
+#include "thunder/executors/claim.h"
+#include "thunder/runtime/guard.h"
+#include "thunder/runtime/program.h"
+#include "thunder/transforms/dce.h"
+#include "thunder/transforms/del_last_used.h"
+
+namespace thunder {
+
+void validate(const JitOptions& o) {
+  THUNDER_CHECK(!o.executors.empty(), "JitOptions: executors must not be empty");
+  for (const auto& e : o.executors) executor_by_name(e);
+  THUNDER_CHECK(o.fusion_type == "dataflow" || o.fusion_type == "consecutive",
+                "JitOptions: unknown fusion_type '{}' (expected 'dataflow' or 'consecutive')",
+                o.fusion_type);
+  THUNDER_CHECK(o.cache == "shapes" || o.cache == "none",
+                "JitOptions: unknown cache '{}' (expected 'shapes' or 'none')", o.cache);
+}
+
+namespace detail {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// Symbols that only appear in prologue traces (printed, never executed).
+const Symbol& prologue_symbol(const char* id) {
+  const Symbol* s = symbol_registry().find(id);
+  if (s) return *s;
+  Symbol p;
+  p.id = id;
+  p.is_prim = true;
+  return symbol_registry().add(std::move(p));
+}
+
+struct CacheEntry {
+  GuardSignature sig;
+  std::vector<at::Tensor> captured;
+  GuardSignature captured_sig;
+  Program program;
+  std::vector<Trace> traces;
+  Trace prologue;
+};
+
+}  // namespace
+
+class JitState {
+ public:
+  JitState(JitOptions o, nn::Module* m) : options(std::move(o)), module(m) {
+    validate(options);
+    for (const auto& e : options.executors) executors.push_back(&executor_by_name(e));
+  }
+
+  void call(TraceFn fn, void* ctx, std::vector<at::Tensor>& outs) {
+    sig.clear();
+    sig.add(at::GradMode::is_enabled());
+    for (const FlatArg& a : inputs) sig.add_arg(a);
+    if (module)
+      for (const nn::Module* m : modules) sig.add(m->is_training());
+    CacheEntry* e = options.cache == "none" ? nullptr : lookup();
+    if (e) {
+      ++hits;
+    } else {
+      ++misses;
+      e = compile(fn, ctx);
+    }
+    last = e;
+    e->program.run(inputs.data(), e->captured, outs);
+  }
+
+  CacheEntry* lookup() {
+    for (auto& e : entries) {
+      if (!(e->sig == sig)) continue;
+      captured_sig.clear();
+      for (const at::Tensor& t : e->captured) captured_sig.add_tensor(t);
+      if (captured_sig == e->captured_sig) return e.get();
+    }
+    return nullptr;
+  }
+
+  CacheEntry* compile(TraceFn fn, void* ctx);
+  std::string input_name(size_t top, int64_t item) const {
+    std::string base = top < options.arg_names.size() ? options.arg_names[top]
+                                                       : "x" + std::to_string(top);
+    return item < 0 ? base : base + "_" + std::to_string(item);
+  }
+
+  JitOptions options;
+  nn::Module* module;
+  std::vector<const nn::Module*> modules;
+  std::vector<Executor*> executors;
+  std::vector<FlatArg> inputs;
+  GuardSignature sig, captured_sig;
+  std::vector<std::unique_ptr<CacheEntry>> entries;
+  CacheEntry* last = nullptr;
+  int64_t hits = 0, misses = 0;
+  bool warned = false;
+  CompileStats stats;
+};
+
+CacheEntry* JitState::compile(TraceFn fn, void* ctx) {
+  auto t_compile = Clock::now();
+  auto entry = std::make_unique<CacheEntry>();
+  entry->sig = sig;
+  std::vector<Program::Input> sources;
+
+  // 1. Trace: proxies for tensor and Scalar arguments, literals for constants,
+  //    named inputs for module parameters; captured tensors join as met.
+  auto t0 = Clock::now();
+  Trace trace;
+  Trace prologue;
+  prologue.fn_name = "prologue";
+  {
+    TracingScope scope(trace);
+    CaptureTable captures;
+    CaptureScope capture_scope(captures);
+    std::vector<Value> vals;
+    size_t top = 0;
+    int64_t list_left = -1, item = 0;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const FlatArg& a = inputs[i];
+      bool in_list = list_left > 0;
+      std::string name = input_name(top, in_list ? item : -1);
+      switch (a.kind) {
+        case FlatArg::Kind::Tensor:
+          if (!a.tensor.defined()) {
+            vals.emplace_back();
+            break;
+          }
+          vals.emplace_back(scope.ctx().add_tensor_input(
+              name, a.tensor.sizes().vec(), from_aten(a.tensor.scalar_type()),
+              from_aten(a.tensor.device()), a.tensor.requires_grad()));
+          sources.push_back({Program::Input::Source::ArgTensor, static_cast<int32_t>(i)});
+          break;
+        case FlatArg::Kind::Scalar:
+          vals.emplace_back(scope.ctx().add_number_input(
+              name, a.i == 1 ? DType::f64 : a.i == 2 ? DType::b8 : DType::i64));
+          sources.push_back({Program::Input::Source::ArgNumber, static_cast<int32_t>(i)});
+          break;
+        case FlatArg::Kind::Int: vals.emplace_back(a.i); break;
+        case FlatArg::Kind::ListLen: vals.emplace_back(a.i); break;
+        case FlatArg::Kind::Bool: vals.emplace_back(a.i != 0); break;
+        case FlatArg::Kind::Double: vals.emplace_back(a.d); break;
+      }
+      if (a.kind == FlatArg::Kind::ListLen) {
+        list_left = a.i;
+        item = 0;
+        if (list_left == 0) ++top, list_left = -1;
+      } else if (in_list) {
+        ++item;
+        if (--list_left == 0) ++top, list_left = -1;
+      } else {
+        ++top;
+      }
+      // The prologue states what this entry assumes of each argument.
+      BoundSymbol check;
+      if (a.kind == FlatArg::Kind::Tensor && a.tensor.defined()) {
+        check.sym = &prologue_symbol("prologue.check_tensor_metadata");
+        check.args = {vals.back(), Value(a.tensor.sizes().vec()),
+                      Value(from_aten(a.tensor.device())), Value(from_aten(a.tensor.scalar_type())),
+                      Value(a.tensor.requires_grad()),
+                      Value(a.tensor.is_contiguous() ? "contiguous" : "strided")};
+      } else if (a.kind == FlatArg::Kind::Scalar) {
+        check.sym = &prologue_symbol("prologue.check_number_type");
+        check.args = {vals.back(), Value(vals.back().proxy()->type_str())};
+      } else if (a.kind != FlatArg::Kind::Tensor) {
+        check.sym = &prologue_symbol("prologue.check_literal");
+        check.args = {Value(name), vals.back()};
+      } else {
+        check.sym = &prologue_symbol("prologue.check_none");
+        check.args = {Value(name)};
+      }
+      prologue.bsyms.push_back(std::move(check));
+    }
+    if (module) {
+      modules = module->modules();
+      for (const auto& [path, t] : module->named_parameters()) {
+        std::string name = "t_" + path;
+        std::replace(name.begin(), name.end(), '.', '_');
+        captures.add(t, name);
+      }
+    }
+    trace.output = fn(ctx, vals);
+    entry->captured = captures.tensors();
+  }
+  for (size_t k = 0; k < entry->captured.size(); ++k) {
+    sources.push_back({Program::Input::Source::Captured, static_cast<int32_t>(k)});
+    entry->captured_sig.add_tensor(entry->captured[k]);
+    const at::Tensor& t = entry->captured[k];
+    BoundSymbol check;
+    check.sym = &prologue_symbol("prologue.check_tensor_metadata");
+    check.args = {Value(trace.inputs[trace.inputs.size() - entry->captured.size() + k]),
+                  Value(t.sizes().vec()), Value(from_aten(t.device())),
+                  Value(from_aten(t.scalar_type())), Value(t.requires_grad()),
+                  Value(t.is_contiguous() ? "contiguous" : "strided")};
+    prologue.bsyms.push_back(std::move(check));
+  }
+  {
+    BoundSymbol g;
+    g.sym = &prologue_symbol("prologue.check_grad_mode");
+    g.args = {Value(at::GradMode::is_enabled())};
+    prologue.bsyms.push_back(std::move(g));
+    if (module) {
+      std::vector<int64_t> flags;
+      for (const nn::Module* m : modules) flags.push_back(m->is_training());
+      BoundSymbol tm;
+      tm.sym = &prologue_symbol("prologue.check_module_training");
+      tm.args = {Value(flags)};
+      prologue.bsyms.push_back(std::move(tm));
+    }
+  }
+  prologue.inputs = trace.inputs;
+  prologue.provenance = "Guards of this cache entry (compiled to a signature compare)";
+  entry->prologue = std::move(prologue);
+
+  stats.pass_ms.clear();
+  auto record = [&](Trace t, const char* pass, Clock::time_point start) {
+    double ms = ms_since(start);
+    t.provenance = fmt::format("Constructed by {} (took {} ms)", pass, static_cast<int64_t>(ms));
+    stats.pass_ms.emplace_back(pass, ms);
+    entry->traces.push_back(std::move(t));
+    return entry->traces.back();
+  };
+
+  // 2. The pipeline (ARCHITECTURE.md); each step's trace is kept.
+  Trace t = record(std::move(trace), "Tracing", t0);
+  t0 = Clock::now();
+  t = record(dce(t), "Dead Code Elimination", t0);
+  t0 = Clock::now();
+  t = record(claim_executors(t, executors), "Transform for execution", t0);
+  t0 = Clock::now();
+  t = record(del_last_used(t), "Delete Last Used", t0);
+
+  // 3. Lower to a flat program.
+  entry->program = Program::lower(t, sources, executors);
+
+  stats.compiles++;
+  stats.last_compile_ms = ms_since(t_compile);
+  if (options.cache == "none") entries.clear();
+  entries.push_back(std::move(entry));
+  stats.cache_entries = static_cast<int64_t>(entries.size());
+  if (misses > 8 && !warned) {
+    warned = true;
+    std::cerr << "thunder::jit: recompiled " << misses
+              << " times; a constant argument (a plain C++ number, or a shape) keeps changing. "
+                 "Pass numbers as thunder::Scalar to make them runtime inputs.\n";
+  }
+  return entries.back().get();
+}
+
+std::shared_ptr<JitState> make_jit_state(JitOptions options, nn::Module* module) {
+  return std::make_shared<JitState>(std::move(options), module);
+}
+
+std::vector<FlatArg>& call_inputs(JitState& s) { return s.inputs; }
+
+void jit_call(JitState& s, TraceFn fn, void* ctx, std::vector<at::Tensor>& outs) {
+  s.call(fn, ctx, outs);
+}
+
+void bad_jit_argument(const char* what) {
+  fail("thunder::jit: cannot pass {} as an argument of a jitted function", what);
+}
+
+Value result_value(const Tensor& t) {
+  if (!t.defined()) return Value();
+  return traced_value(t);
+}
+
+std::vector<Trace> last_traces(const JitState& s) {
+  return s.last ? s.last->traces : std::vector<Trace>{};
+}
+std::vector<Trace> last_backward_traces(const JitState&) { return {}; }
+Trace last_prologue_trace(const JitState& s) {
+  THUNDER_CHECK(s.last != nullptr, "last_prologue_trace: the function has not been called yet");
+  return s.last->prologue;
+}
+std::vector<TensorInfo> last_saved_for_backward(const JitState&) { return {}; }
+int64_t cache_hits(const JitState& s) { return s.hits; }
+int64_t cache_misses(const JitState& s) { return s.misses; }
+CompileStats compile_stats(const JitState& s) { return s.stats; }
+
+}  // namespace detail
+}  // namespace thunder

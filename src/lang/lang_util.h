@@ -1,0 +1,62 @@
+// Shared helpers for ltorch bodies (private to src/lang): PyTorch's
+// broadcasting and type promotion expressed with prims.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "thunder/core/error.h"
+#include "thunder/core/tracing.h"
+#include "thunder/lang/ltorch.h"
+#include "thunder/prims/prims.h"
+
+namespace thunder::ltorch::detail {
+
+// Registers a composite symbol.
+void define(std::string id, std::vector<std::string> params, uint32_t tags, BodyFn body);
+
+// torch.broadcast_shapes; throws naming `op` and both shapes.
+Shape broadcast_shapes(const std::string& op, const Shape& a, const Shape& b);
+// Broadcasts every tensor among `vals` to their common shape (numbers pass).
+std::vector<Value> maybe_broadcast(const std::string& op, const std::vector<Value>& vals);
+// Broadcasts one tensor to `shape` (no-op if equal).
+Value broadcast_to(const std::string& op, const Value& t, const Shape& shape);
+
+// torch.result_type over tensors (0-d and dimensioned ranked apart) and numbers.
+DType result_type(const std::string& op, const std::vector<Value>& vals);
+
+enum class Promotion {
+  Default,     // compute and return the promoted dtype
+  IntToFloat,  // integer/bool results become the default float (div, exp, sqrt)
+  AlwaysBool,  // compute in the promoted dtype, return bool (comparisons)
+};
+
+// Broadcasts the operands and converts tensors to the computation dtype.
+// `out_dtype` receives the dtype of the result.
+std::vector<Value> elementwise_prep(const std::string& op, const std::vector<Value>& vals,
+                                    Promotion promotion, DType* out_dtype = nullptr);
+
+// Converts a tensor to `dtype` unless it already is; numbers become the matching literal.
+Value maybe_convert(const Value& v, DType dtype);
+
+// Proxy accessors with clear errors.
+const Proxy& tensor_arg(const std::string& op, const Value& v, const char* name);
+int64_t canonical_dim(const std::string& op, int64_t dim, int64_t rank);
+// Sorted unique canonical dims; an empty list means all dims.
+std::vector<int64_t> canonical_dims(const std::string& op, const std::vector<int64_t>& dims,
+                                    int64_t rank);
+
+// The per-family registration functions, called once by ensure_registered().
+void register_elementwise();
+void register_reduction();
+void register_shape();
+void register_indexing();
+void register_nn();
+void register_factory();
+
+}  // namespace thunder::ltorch::detail
+
+// Defines a wrapper's body: looks the symbol up once, then calls it.
+#define THUNDER_LTORCH_CALL(id, ...)                                     \
+  static const ::thunder::Symbol& sym_ = ::thunder::ltorch::symbol(id); \
+  return ::thunder::call_symbol(sym_, {__VA_ARGS__})

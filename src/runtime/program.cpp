@@ -1,0 +1,123 @@
+#include "thunder/runtime/program.h"
+
+#include <unordered_map>
+
+#include "thunder/core/error.h"
+
+namespace thunder {
+
+namespace {
+
+struct SlotMap {
+  std::unordered_map<const Proxy*, int32_t> tensor, number;
+  int32_t n_tensor = 0, n_number = 0;
+  int32_t define(const ProxyPtr& p) {
+    auto& m = p->is_number() ? number : tensor;
+    auto [it, fresh] = m.emplace(p.get(), 0);
+    if (fresh) it->second = p->is_number() ? n_number++ : n_tensor++;
+    return it->second;
+  }
+  int32_t get(const Symbol& sym, const ProxyPtr& p) const {
+    const auto& m = p->is_number() ? number : tensor;
+    auto it = m.find(p.get());
+    THUNDER_CHECK(it != m.end(), "{}: reads {} before it is defined", sym.id, p->name);
+    return it->second;
+  }
+};
+
+Operand operand(const Symbol& sym, const Value& v, const SlotMap& slots) {
+  if (v.is_proxy()) {
+    Operand o;
+    o.kind = v.proxy()->is_number() ? Operand::Kind::Number : Operand::Kind::Tensor;
+    o.slot = slots.get(sym, v.proxy());
+    o.constant = v;
+    return o;
+  }
+  if (v.is_list() && !v.as_list().empty() && v.as_list()[0].is_proxy()) {
+    Operand o;
+    o.kind = Operand::Kind::TensorList;
+    for (const Value& e : v.as_list()) o.slots.push_back(e.is_none() ? -1 : slots.get(sym, e.proxy()));
+    return o;
+  }
+  return const_operand(v);
+}
+
+void collect_outputs(const Value& v, const SlotMap& slots, std::vector<int32_t>& out) {
+  if (v.is_list()) {
+    for (const Value& e : v.as_list()) collect_outputs(e, slots, out);
+  } else if (v.is_tensor()) {
+    out.push_back(slots.tensor.at(v.proxy().get()));
+  } else {
+    THUNDER_CHECK(v.is_none(), "thunder::jit: the function returned {}, which is not a tensor",
+                  v.str());
+    out.push_back(-1);
+  }
+}
+
+}  // namespace
+
+Program Program::lower(const Trace& trace, const std::vector<Input>& inputs,
+                       const std::vector<Executor*>& executors) {
+  Program prog;
+  SlotMap slots;
+  THUNDER_CHECK(inputs.size() == trace.inputs.size(), "lower: {} input sources for {} inputs",
+                inputs.size(), trace.inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    prog.inputs_.push_back({inputs[i], slots.define(trace.inputs[i]), trace.inputs[i]->is_number()});
+  for (const BoundSymbol& b : trace.bsyms) {
+    if (b.sym->id == "del") {
+      THUNDER_CHECK(!prog.instrs_.empty(), "lower: a del statement before any instruction");
+      for (const ProxyPtr& p : b.flat_args())
+        if (p->is_tensor()) prog.instrs_.back().frees.push_back(slots.get(*b.sym, p));
+      continue;
+    }
+    THUNDER_CHECK(b.executor >= 0 && static_cast<size_t>(b.executor) < executors.size(),
+                  "lower: {} was not claimed by an executor", b.sym->id);
+    Instr in;
+    in.sym = b.sym;
+    in.fn = executors[b.executor]->kernel(b);
+    THUNDER_CHECK(in.fn != nullptr, "lower: executor {} has no kernel for {}",
+                  executors[b.executor]->name(), b.sym->id);
+    for (const Value& a : b.args) in.ins.push_back(operand(*b.sym, a, slots));
+    for (const ProxyPtr& p : b.flat_outputs()) {
+      in.outs.push_back(slots.define(p));
+      in.out_is_number.push_back(p->is_number());
+    }
+    prog.instrs_.push_back(std::move(in));
+  }
+  collect_outputs(trace.output, slots, prog.output_slots_);
+  prog.tensors_.resize(slots.n_tensor);
+  prog.numbers_.resize(slots.n_number);
+  return prog;
+}
+
+void Program::run(const FlatArg* args, const std::vector<at::Tensor>& captured,
+                  std::vector<at::Tensor>& outs) {
+  at::Tensor* t = tensors_.data();
+  c10::Scalar* n = numbers_.data();
+  for (const InputSlot& s : inputs_) {
+    if (s.is_number) {
+      n[s.slot] = args[s.input.index].scalar();
+    } else {
+      t[s.slot] = s.input.source == Input::Source::Captured ? captured[s.input.index]
+                                                            : args[s.input.index].tensor;
+    }
+  }
+  // Release the frame even if a kernel throws, so no call leaks tensors.
+  struct Clear {
+    std::vector<at::Tensor>& t;
+    ~Clear() {
+      for (at::Tensor& x : t) x.reset();
+    }
+  } clear{tensors_};
+  for (const Instr& in : instrs_) {
+    KernelCall call(in, t, n);
+    in.fn(call);
+    for (int32_t f : in.frees) t[f].reset();
+  }
+  outs.resize(output_slots_.size());
+  for (size_t i = 0; i < output_slots_.size(); ++i)
+    outs[i] = output_slots_[i] < 0 ? at::Tensor() : t[output_slots_[i]];
+}
+
+}  // namespace thunder

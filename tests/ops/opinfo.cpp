@@ -1,0 +1,92 @@
+#include "ops/opinfo.h"
+
+namespace thunder::testing {
+
+void expect_same(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& want,
+                 double rtol, double atol, const std::string& how) {
+  ASSERT_EQ(got.size(), want.size()) << how << ": number of outputs";
+  for (size_t i = 0; i < got.size(); ++i) {
+    const at::Tensor &g = got[i], &w = want[i];
+    ASSERT_EQ(g.defined(), w.defined()) << how << ": output " << i << " definedness";
+    if (!w.defined()) continue;
+    ASSERT_EQ(g.sizes(), w.sizes()) << how << ": output " << i << " shape";
+    ASSERT_EQ(g.scalar_type(), w.scalar_type()) << how << ": output " << i << " dtype";
+    if (at::isFloatingType(w.scalar_type())) {
+      at::Tensor g64 = g.to(at::kDouble), w64 = w.to(at::kDouble);
+      EXPECT_TRUE(at::allclose(g64, w64, rtol, atol, /*equal_nan=*/true))
+          << how << ": output " << i << " values differ; max abs diff "
+          << (g64 - w64).abs().nan_to_num(0).max().item<double>() << "\n got " << g << "\n want "
+          << w;
+    } else {
+      EXPECT_TRUE(at::equal(g, w)) << how << ": output " << i << " values differ\n got " << g
+                                   << "\n want " << w;
+    }
+  }
+}
+
+namespace {
+std::vector<at::Tensor> to_aten(const TensorList& ts) {
+  std::vector<at::Tensor> out;
+  for (const Tensor& t : ts) out.push_back(t.defined() ? t.aten() : at::Tensor());
+  return out;
+}
+TensorList to_thunder(const std::vector<at::Tensor>& ts) { return TensorList(ts.begin(), ts.end()); }
+}  // namespace
+
+void check_sample(const OpSample& s) {
+  SCOPED_TRACE(s.name);
+  std::vector<at::Tensor> want = s.torch_fn(s.inputs);
+  expect_same(to_aten(s.thunder_fn(to_thunder(s.inputs))), want, s.rtol, s.atol, "eager");
+  for (const char* exec : {"aten", "aten_prims"}) {
+    auto jfn = jit([&](const TensorList& xs) { return s.thunder_fn(xs); },
+                   {.executors = {exec}});
+    std::vector<at::Tensor> got;
+    try {
+      got = to_aten(jfn(to_thunder(s.inputs)));
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "jit " << exec << " threw: " << e.what();
+      continue;
+    }
+    bool prims = std::string(exec) == "aten_prims";
+    expect_same(got, want, prims ? s.prims_rtol : s.rtol, prims ? s.prims_atol : s.atol,
+                std::string("jit ") + exec + "\n" + last_traces(jfn).back().str());
+  }
+}
+
+void expect_error(const std::string& needle, const std::vector<at::Tensor>& inputs,
+                  const ThunderFn& fn) {
+  auto check = [&](const std::function<void()>& f, const char* how) {
+    try {
+      f();
+      ADD_FAILURE() << how << ": expected thunder::Error mentioning '" << needle << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
+          << how << ": message '" << e.what() << "' does not mention '" << needle << "'";
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << how << ": expected thunder::Error, got " << e.what();
+    }
+  };
+  check([&] { fn(to_thunder(inputs)); }, "eager");
+  auto jfn = jit([&](const TensorList& xs) { return fn(xs); });
+  check([&] { jfn(to_thunder(inputs)); }, "jit");
+  EXPECT_EQ(cache_hits(jfn), 0);
+}
+
+at::Tensor make_tensor(at::IntArrayRef shape, at::ScalarType dtype, double lo, double hi) {
+  static at::Generator gen = at::detail::createCPUGenerator(1234);
+  if (dtype == at::kBool) return at::rand(shape, gen) > 0.5;
+  if (at::isFloatingType(dtype))
+    return (at::rand(shape, gen, at::kDouble) * (hi - lo) + lo).to(dtype);
+  return at::randint(static_cast<int64_t>(lo), static_cast<int64_t>(hi) + 1, shape, gen,
+                     at::TensorOptions().dtype(dtype));
+}
+
+at::Tensor make_noncontiguous(at::IntArrayRef shape, at::ScalarType dtype) {
+  std::vector<int64_t> rev(shape.rbegin(), shape.rend());
+  at::Tensor t = make_tensor(rev, dtype);
+  std::vector<int64_t> perm;
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 1; i >= 0; --i) perm.push_back(i);
+  return t.permute(perm);
+}
+
+}  // namespace thunder::testing

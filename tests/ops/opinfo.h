@@ -1,0 +1,53 @@
+// The OpInfo harness: each sample is one op applied to concrete inputs,
+// written twice (with thunder ops and with plain libtorch). check_sample runs
+// it four ways and compares against libtorch:
+//   eager thunder::Tensor, thunder::jit (executor "aten": composites whole),
+//   thunder::jit with "aten_prims" (every composite as its decomposition).
+// Floats compare with allclose (tolerances per sample), integers and bools
+// exactly; dtypes and shapes must match exactly.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <thunder/thunder.h>
+#include <vector>
+
+namespace thunder::testing {
+
+using ThunderFn = std::function<TensorList(const TensorList&)>;
+using TorchFn = std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)>;
+
+struct OpSample {
+  std::string name;
+  std::vector<at::Tensor> inputs;
+  ThunderFn thunder_fn;
+  TorchFn torch_fn;
+  double rtol = 1e-5;
+  double atol = 1e-6;
+  // The decomposition may round differently (e.g. mean as sum/n); its own tolerance.
+  double prims_rtol = 1e-4;
+  double prims_atol = 1e-5;
+};
+
+// Compares outputs (shape, dtype, values); reports `how` on failure.
+void expect_same(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& want,
+                 double rtol, double atol, const std::string& how);
+
+// Runs a sample four ways (see above).
+void check_sample(const OpSample& s);
+
+// Expects fn(inputs) to throw thunder::Error mentioning `needle` (e.g. the op id),
+// both eagerly and under jit, and the jitted callable to stay usable.
+void expect_error(const std::string& needle, const std::vector<at::Tensor>& inputs,
+                  const ThunderFn& fn);
+
+// Sample tensors: deterministic (seeded) random values of a dtype.
+at::Tensor make_tensor(at::IntArrayRef shape, at::ScalarType dtype = at::kFloat,
+                       double lo = -3.0, double hi = 3.0);
+// A non-contiguous tensor of the given logical shape (a transposed buffer).
+at::Tensor make_noncontiguous(at::IntArrayRef shape, at::ScalarType dtype = at::kFloat);
+
+}  // namespace thunder::testing
