@@ -1,0 +1,6 @@
+// STUB: to be written (this family is not implemented yet).
+#include "aten_util.h"
+
+namespace thunder::aten::detail {
+void register_reduction() {}
+}  // namespace thunder::aten::detail

@@ -1,0 +1,6 @@
+// STUB: to be written (this family is not implemented yet).
+#include "lang_util.h"
+
+namespace thunder::ltorch::detail {
+void register_factory() {}
+}  // namespace thunder::ltorch::detail

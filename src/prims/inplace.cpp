@@ -1,0 +1,6 @@
+// STUB: to be written (this family is not implemented yet).
+#include "prim_util.h"
+
+namespace thunder::prims::detail {
+void register_inplace() {}
+}  // namespace thunder::prims::detail
