@@ -1,0 +1,37 @@
+// Timing helpers for the benchmark binary: each workload is timed eager and
+// jitted in the same process and printed side by side with the ratio.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace thunder::bench {
+
+// Median over `reps` batches of the per-iteration time in microseconds, after a warm-up.
+inline double time_us(const std::function<void()>& f, int iters, int reps = 7) {
+  for (int i = 0; i < std::max(1, iters / 10); ++i) f();
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < iters; ++i) f();
+    auto t1 = std::chrono::steady_clock::now();
+    t.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / iters);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+inline void header() {
+  std::printf("%-44s %12s %12s %10s\n", "workload", "eager", "jit", "eager/jit");
+}
+
+inline void row(const std::string& name, double eager_us, double jit_us) {
+  std::printf("%-44s %10.3f us %10.3f us %9.2fx\n", name.c_str(), eager_us, jit_us,
+              eager_us / jit_us);
+}
+
+}  // namespace thunder::bench
