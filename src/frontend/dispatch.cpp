@@ -39,13 +39,25 @@ std::vector<Tensor> run_traced(const Symbol& sym, std::initializer_list<OpArg> a
        "traces a function)", sym.id, name);
 }
 
-std::vector<Tensor> run_eager(const Symbol& sym, std::initializer_list<OpArg> args) {
+// Eager calls reuse one scratch instruction per thread, so an eager op costs
+// libtorch's kernel plus a few stores (kernels never re-enter run_eager).
+struct EagerScratch {
   Instr instr;
-  instr.sym = &sym;
   std::vector<at::Tensor> slots;
-  slots.reserve(args.size() + 4);
+  std::vector<at::Tensor> outs;
+};
+
+void run_eager(const Symbol& sym, std::initializer_list<OpArg> args, std::vector<at::Tensor>& outs,
+               EagerScratch& s) {
+  Instr& instr = s.instr;
+  instr.sym = &sym;
+  instr.ins.resize(args.size());
+  s.slots.clear();
+  outs.clear();
+  size_t i = 0;
   for (const OpArg& a : args) {
-    Operand o;
+    Operand& o = instr.ins[i++];
+    o.slots.clear();
     switch (a.kind) {
       case OpArg::Kind::Literal:
         if (a.value.is_proxy()) proxy_outside_trace(sym, a.value.proxy()->name);
@@ -58,22 +70,20 @@ std::vector<Tensor> run_eager(const Symbol& sym, std::initializer_list<OpArg> ar
         }
         if (a.tensor->is_proxy()) proxy_outside_trace(sym, a.tensor->proxy()->name);
         o.kind = Operand::Kind::Tensor;
-        o.slot = static_cast<int32_t>(slots.size());
-        slots.push_back(a.tensor->aten());
+        o.slot = static_cast<int32_t>(s.slots.size());
+        s.slots.push_back(a.tensor->aten());
         break;
       case OpArg::Kind::TensorList:
         o.kind = Operand::Kind::TensorList;
         for (const Tensor& t : *a.tensors) {
           if (t.is_proxy()) proxy_outside_trace(sym, t.proxy()->name);
-          o.slots.push_back(static_cast<int32_t>(slots.size()));
-          slots.push_back(t.aten());
+          o.slots.push_back(static_cast<int32_t>(s.slots.size()));
+          s.slots.push_back(t.aten());
         }
         break;
     }
-    instr.ins.push_back(std::move(o));
   }
-  std::vector<at::Tensor> outs;
-  KernelCall call(instr, slots.data(), nullptr);
+  KernelCall call(instr, s.slots.data(), nullptr);
   call.collect_outputs(&outs);
   Kernel k = aten::kernel_for(sym);
   THUNDER_CHECK(k != nullptr, "{}: has no ATen kernel", sym.id);
@@ -81,22 +91,40 @@ std::vector<Tensor> run_eager(const Symbol& sym, std::initializer_list<OpArg> ar
     k(call);
   } catch (const c10::Error& e) {
     // Eager errors speak thunder's language too: the op, then libtorch's reason.
+    s.slots.clear();
     fail("{}: {}", sym.id, e.what_without_backtrace());
   }
-  return std::vector<Tensor>(outs.begin(), outs.end());
+  s.slots.clear();  // drop the input references now
+}
+
+EagerScratch& scratch() {
+  thread_local EagerScratch s;
+  return s;
 }
 
 }  // namespace
 
 std::vector<Tensor> run_op(const Symbol& sym, std::initializer_list<OpArg> args) {
   if (tracing()) return run_traced(sym, args);
-  return run_eager(sym, args);
+  EagerScratch& s = scratch();
+  run_eager(sym, args, s.outs, s);
+  std::vector<Tensor> r(s.outs.begin(), s.outs.end());
+  s.outs.clear();
+  return r;
 }
 
 Tensor run_op1(const Symbol& sym, std::initializer_list<OpArg> args) {
-  std::vector<Tensor> r = run_op(sym, args);
-  THUNDER_CHECK(r.size() == 1, "{}: expected one output, got {}", sym.id, r.size());
-  return std::move(r[0]);
+  if (tracing()) {
+    std::vector<Tensor> r = run_traced(sym, args);
+    THUNDER_CHECK(r.size() == 1, "{}: expected one output, got {}", sym.id, r.size());
+    return std::move(r[0]);
+  }
+  EagerScratch& s = scratch();
+  run_eager(sym, args, s.outs, s);
+  THUNDER_CHECK(s.outs.size() == 1, "{}: expected one output, got {}", sym.id, s.outs.size());
+  Tensor out(std::move(s.outs[0]));
+  s.outs.clear();
+  return out;
 }
 
 ProxyPtr CaptureTable::proxy_for(const at::Tensor& t) {
