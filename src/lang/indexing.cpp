@@ -37,8 +37,9 @@ int64_t scatter_checks(const std::string& op, const OpArgs& args) {
     THUNDER_CHECK(d == dim || index.shape[d] <= a.shape[d],
                   "{}: index shape {} exceeds a shape {} in dim {}", op, shape_str(index.shape),
                   shape_str(a.shape), d);
-    THUNDER_CHECK(index.shape[d] <= src.shape[d], "{}: index shape {} exceeds src shape {} in dim {}",
-                  op, shape_str(index.shape), shape_str(src.shape), d);
+    THUNDER_CHECK(index.shape[d] <= src.shape[d],
+                  "{}: index shape {} exceeds src shape {} in dim {}", op, shape_str(index.shape),
+                  shape_str(src.shape), d);
   }
   return dim;
 }
@@ -48,8 +49,8 @@ int64_t scatter_checks(const std::string& op, const OpArgs& args) {
 Value fill_literal(const std::string& op, const Value& v, DType dtype) {
   if (v.is_number_proxy()) {
     THUNDER_CHECK(static_cast<int>(kind_of(v.number_dtype())) <= static_cast<int>(kind_of(dtype)),
-                  "{}: a runtime {} value cannot fill a {} tensor", op,
-                  long_name(v.number_dtype()), long_name(dtype));
+                  "{}: a runtime {} value cannot fill a {} tensor", op, long_name(v.number_dtype()),
+                  long_name(dtype));
     return v;
   }
   double d = v.to_double();
@@ -71,8 +72,8 @@ void register_indexing() {
     check_same_rank(op, a, index, "index");
     for (int64_t d = 0; d < a.ndim(); ++d)
       THUNDER_CHECK(d == dim || index.shape[d] <= a.shape[d],
-                    "{}: index shape {} exceeds a shape {} in dim {}", op,
-                    shape_str(index.shape), shape_str(a.shape), d);
+                    "{}: index shape {} exceeds a shape {} in dim {}", op, shape_str(index.shape),
+                    shape_str(a.shape), d);
     return prims::take_along_axis(args[0], args[2], dim);
   });
 
@@ -91,8 +92,7 @@ void register_indexing() {
     const Proxy& a = tensor_arg(op, args[0], "a");
     const Proxy& index = tensor_arg(op, args[2], "index");
     THUNDER_CHECK(index.dtype == DType::i64 || index.dtype == DType::i32,
-                  "{}: expected index of dtype int64 or int32, got {}", op,
-                  long_name(index.dtype));
+                  "{}: expected index of dtype int64 or int32, got {}", op, long_name(index.dtype));
     THUNDER_CHECK(index.ndim() <= 1, "{}: index must be 0-d or 1-D, got shape {}", op,
                   shape_str(index.shape));
     int64_t dim = canonical_dim(op, args.integer(1), a.ndim());
