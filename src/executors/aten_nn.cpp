@@ -1,6 +1,43 @@
-// STUB: to be written (this family is not implemented yet).
+// ATen kernels for the linear algebra and nn prims and ltorch ops. The ltorch
+// kernels are libtorch's own functions, so eager thunder ops equal libtorch.
 #include "aten_util.h"
 
 namespace thunder::aten::detail {
-void register_nn() {}
+
+void register_nn() {
+  THUNDER_KERNEL("prims.matmul", { k.set_output(0, at::matmul(k.tensor(0), k.tensor(1))); });
+  THUNDER_KERNEL("prims.linear", {
+    k.set_output(0, at::linear(k.tensor(0), k.tensor(1), k.optional_tensor(2)));
+  });
+  THUNDER_KERNEL("prims.embedding", { k.set_output(0, at::embedding(k.tensor(1), k.tensor(0))); });
+
+  THUNDER_KERNEL("ltorch.matmul", { k.set_output(0, at::matmul(k.tensor(0), k.tensor(1))); });
+  THUNDER_KERNEL("ltorch.linear", {
+    k.set_output(0, at::linear(k.tensor(0), k.tensor(1), k.optional_tensor(2)));
+  });
+  THUNDER_KERNEL("ltorch.dropout", {
+    k.set_output(0, at::dropout(k.tensor(0), k.number(1), k.boolean(2)));
+  });
+  THUNDER_KERNEL("ltorch.gelu", { k.set_output(0, at::gelu(k.tensor(0), k.string(1))); });
+  THUNDER_KERNEL("ltorch.softmax", { k.set_output(0, at::softmax(k.tensor(0), k.integer(1))); });
+  THUNDER_KERNEL("ltorch.log_softmax", {
+    k.set_output(0, at::log_softmax(k.tensor(0), k.integer(1)));
+  });
+  THUNDER_KERNEL("ltorch.layer_norm", {
+    k.set_output(0, at::layer_norm(k.tensor(0), k.ints(1), k.optional_tensor(2),
+                                   k.optional_tensor(3), k.number(4)));
+  });
+  THUNDER_KERNEL("ltorch.embedding", { k.set_output(0, at::embedding(k.tensor(1), k.tensor(0))); });
+  THUNDER_KERNEL("ltorch.cross_entropy", {
+    k.set_output(0, at::cross_entropy_loss(k.tensor(0), k.tensor(1)));
+  });
+  // libtorch 1.13 has no public scaled_dot_product_attention; its private op is
+  // the same math (and is what torch.nn.functional calls there).
+  THUNDER_KERNEL("ltorch.scaled_dot_product_attention", {
+    auto out = at::_scaled_dot_product_attention(k.tensor(0), k.tensor(1), k.tensor(2), {}, 0.0,
+                                                 /*need_attn_weights=*/false, k.boolean(3));
+    k.set_output(0, std::get<0>(out));
+  });
+}
+
 }  // namespace thunder::aten::detail

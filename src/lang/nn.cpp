@@ -1,6 +1,310 @@
-// STUB: to be written (this family is not implemented yet).
+// ltorch linear algebra and nn.functional ops, decomposed into prims: matmul
+// (batch broadcasting), linear, dropout, gelu, softmax, log_softmax, layer_norm,
+// embedding, cross_entropy and scaled_dot_product_attention. Half-precision
+// inputs are computed in float32 where torch's kernels accumulate in float.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numbers>
+#include <utility>
+
 #include "lang_util.h"
 
-namespace thunder::ltorch::detail {
-void register_nn() {}
-}  // namespace thunder::ltorch::detail
+namespace thunder::ltorch {
+namespace detail {
+namespace {
+
+const Proxy& float_arg(const std::string& op, const Value& v, const char* name) {
+  const Proxy& p = tensor_arg(op, v, name);
+  THUNDER_CHECK(is_float(p.dtype), "{}: expected a floating-point tensor for {}, got {}", op, name,
+                long_name(p.dtype));
+  return p;
+}
+
+void check_same_dtype(const std::string& op, const Proxy& a, const char* an, const Proxy& b,
+                      const char* bn) {
+  THUNDER_CHECK(a.dtype == b.dtype, "{}: dtypes {} ({}) and {} ({}) must be equal", op,
+                long_name(a.dtype), an, long_name(b.dtype), bn);
+}
+
+DType compute_dtype(DType d) { return d == DType::f16 || d == DType::bf16 ? DType::f32 : d; }
+
+// Broadcasts a reduction result (dims removed) back to `shape`.
+Value unreduce(const Value& r, const Shape& shape, const std::vector<int64_t>& reduced) {
+  std::vector<int64_t> kept;
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
+    if (std::find(reduced.begin(), reduced.end(), d) == reduced.end()) kept.push_back(d);
+  return prims::broadcast_in_dim(r, shape, kept);
+}
+
+// x - amax(x, dim), in the compute dtype; the shared start of softmax and log_softmax.
+struct Shifted {
+  Value shifted;
+  std::vector<int64_t> dims;
+};
+Shifted shift_by_max(const std::string& op, const Value& x, int64_t dim) {
+  const Proxy& p = float_arg(op, x, "a");
+  std::vector<int64_t> dims;
+  if (p.ndim() > 0) dims.push_back(canonical_dim(op, dim, p.ndim()));
+  else canonical_dim(op, dim, 0);
+  Value xc = maybe_convert(x, compute_dtype(p.dtype));
+  Value m = unreduce(prims::amax(xc, dims), p.shape, dims);
+  return {prims::sub(xc, m), dims};
+}
+
+Value matmul_body(const OpArgs& args) {
+  const std::string op = "ltorch.matmul";
+  const Proxy& a = tensor_arg(op, args[0], "a");
+  const Proxy& b = tensor_arg(op, args[1], "b");
+  THUNDER_CHECK(a.ndim() >= 1 && b.ndim() >= 1,
+                "{}: both arguments must be at least 1-D, got shapes {} and {}", op,
+                shape_str(a.shape), shape_str(b.shape));
+  check_same_dtype(op, a, "a", b, "b");
+  float_arg(op, args[0], "a");
+  int64_t ka = a.shape.back();
+  int64_t kb = b.ndim() == 1 ? b.shape[0] : b.shape[b.ndim() - 2];
+  THUNDER_CHECK(ka == kb, "{}: shapes {} and {} cannot be multiplied ({} != {})", op,
+                shape_str(a.shape), shape_str(b.shape), ka, kb);
+  if (a.ndim() < 2 || b.ndim() < 2) return prims::matmul(args[0], args[1]);
+  // Broadcast the batch dims of both operands to one batch shape.
+  Shape batch = broadcast_shapes(op, Shape(a.shape.begin(), a.shape.end() - 2),
+                                 Shape(b.shape.begin(), b.shape.end() - 2));
+  Shape sa = batch, sb = batch;
+  sa.insert(sa.end(), a.shape.end() - 2, a.shape.end());
+  sb.insert(sb.end(), b.shape.end() - 2, b.shape.end());
+  return prims::matmul(broadcast_to(op, args[0], sa), broadcast_to(op, args[1], sb));
+}
+
+Value linear_body(const OpArgs& args) {
+  const std::string op = "ltorch.linear";
+  const Proxy& x = float_arg(op, args[0], "x");
+  const Proxy& w = tensor_arg(op, args[1], "w");
+  check_same_dtype(op, x, "x", w, "w");
+  THUNDER_CHECK(x.ndim() >= 1, "{}: input x must be at least 1-D, got shape {}", op,
+                shape_str(x.shape));
+  THUNDER_CHECK(w.ndim() == 2, "{}: weight w must be 2-D, got shape {}", op, shape_str(w.shape));
+  THUNDER_CHECK(x.shape.back() == w.shape[1],
+                "{}: shapes {} and {} cannot be multiplied ({} != {})", op, shape_str(x.shape),
+                shape_str(w.shape), x.shape.back(), w.shape[1]);
+  if (!args[2].is_none()) {
+    const Proxy& b = tensor_arg(op, args[2], "bias");
+    check_same_dtype(op, x, "x", b, "bias");
+    THUNDER_CHECK(b.shape == Shape{w.shape[0]}, "{}: bias must have shape [{}], got {}", op,
+                  w.shape[0], shape_str(b.shape));
+  }
+  return prims::linear(args[0], args[1], args[2]);
+}
+
+Value dropout_body(const OpArgs& args) {
+  const std::string op = "ltorch.dropout";
+  const Proxy& x = tensor_arg(op, args[0], "x");
+  double p = args.number(1);
+  bool training = args.boolean(2);
+  THUNDER_CHECK(p >= 0.0 && p <= 1.0,
+                "{}: dropout probability has to be between 0 and 1, but got {}", op,
+                format_double(p));
+  if (!training || p == 0.0) return args[0];
+  float_arg(op, args[0], "x");
+  // torch multiplies by a zero tensor rather than making zeros, so NaN stays NaN.
+  if (p == 1.0) return prims::mul(args[0], 0.0);
+  Value u = prims::uniform(x.shape, 0.0, 1.0, x.device, x.dtype);
+  Value keep = prims::convert_element_type(prims::lt(u, 1.0 - p), x.dtype);
+  // As torch: the mask holds 0 or 1/(1-p) (rounded in x's dtype), then multiplies x.
+  return prims::mul(args[0], prims::mul(keep, 1.0 / (1.0 - p)));
+}
+
+Value gelu_body(const OpArgs& args) {
+  const std::string op = "ltorch.gelu";
+  const Proxy& x = float_arg(op, args[0], "x");
+  const std::string& approximate = args.string(1);
+  THUNDER_CHECK(approximate == "none" || approximate == "tanh",
+                "{}: approximate must be 'none' or 'tanh', got '{}'", op, approximate);
+  Value xc = maybe_convert(args[0], compute_dtype(x.dtype));
+  Value inner;
+  if (approximate == "none") {
+    inner = prims::erf(prims::mul(xc, 1.0 / std::numbers::sqrt2));
+  } else {
+    const double k = std::sqrt(2.0 / std::numbers::pi);
+    Value cube = prims::mul(prims::mul(xc, xc), xc);
+    inner = prims::tanh(prims::mul(prims::add(xc, prims::mul(cube, 0.044715)), k));
+  }
+  Value out = prims::mul(prims::mul(xc, 0.5), prims::add(inner, 1.0));
+  return maybe_convert(out, x.dtype);
+}
+
+Value softmax_body(const OpArgs& args) {
+  const std::string op = "ltorch.softmax";
+  Shifted s = shift_by_max(op, args[0], args.integer(1));
+  const Proxy& x = *args[0].proxy();
+  Value e = prims::exp(s.shifted);
+  Value out = prims::div(e, unreduce(prims::sum(e, s.dims), x.shape, s.dims));
+  return maybe_convert(out, x.dtype);
+}
+
+Value log_softmax_body(const OpArgs& args) {
+  const std::string op = "ltorch.log_softmax";
+  Shifted s = shift_by_max(op, args[0], args.integer(1));
+  const Proxy& x = *args[0].proxy();
+  Value lse = prims::log(prims::sum(prims::exp(s.shifted), s.dims));
+  Value out = prims::sub(s.shifted, unreduce(lse, x.shape, s.dims));
+  return maybe_convert(out, x.dtype);
+}
+
+Value layer_norm_body(const OpArgs& args) {
+  const std::string op = "ltorch.layer_norm";
+  const Proxy& x = float_arg(op, args[0], "x");
+  const std::vector<int64_t>& ns = args.ints(1);
+  double eps = args.number(4);
+  THUNDER_CHECK(!ns.empty(), "{}: normalized_shape must have at least one dim", op);
+  const int64_t k = static_cast<int64_t>(ns.size());
+  THUNDER_CHECK(x.ndim() >= k && Shape(x.shape.end() - k, x.shape.end()) == ns,
+                "{}: normalized_shape {} must equal the trailing dims of the input shape {}", op,
+                shape_str(ns), shape_str(x.shape));
+  for (int i : {2, 3}) {
+    if (args[i].is_none()) continue;
+    const char* name = i == 2 ? "w" : "b";
+    const Proxy& p = tensor_arg(op, args[i], name);
+    check_same_dtype(op, x, "x", p, name);
+    THUNDER_CHECK(p.shape == ns, "{}: {} must have shape normalized_shape {}, got {}", op, name,
+                  shape_str(ns), shape_str(p.shape));
+  }
+  DType dt = compute_dtype(x.dtype);
+  std::vector<int64_t> dims;
+  for (int64_t d = x.ndim() - k; d < x.ndim(); ++d) dims.push_back(d);
+  Value xc = maybe_convert(args[0], dt);
+  Value mean = prims::div(prims::sum(xc, dims), static_cast<double>(numel(ns)));
+  Value rstd = prims::rsqrt(prims::add(prims::var(xc, dims, 0.0), eps));
+  Value out = prims::mul(prims::sub(xc, unreduce(mean, x.shape, dims)),
+                         unreduce(rstd, x.shape, dims));
+  if (!args[2].is_none())
+    out = prims::mul(out, broadcast_to(op, maybe_convert(args[2], dt), x.shape));
+  if (!args[3].is_none())
+    out = prims::add(out, broadcast_to(op, maybe_convert(args[3], dt), x.shape));
+  return maybe_convert(out, x.dtype);
+}
+
+Value embedding_body(const OpArgs& args) {
+  const std::string op = "ltorch.embedding";
+  const Proxy& idx = tensor_arg(op, args[0], "indices");
+  const Proxy& w = tensor_arg(op, args[1], "weight");
+  THUNDER_CHECK(idx.dtype == DType::i64 || idx.dtype == DType::i32,
+                "{}: indices must be int64 or int32, got {}", op, long_name(idx.dtype));
+  THUNDER_CHECK(w.ndim() == 2, "{}: weight must be 2-D, got shape {}", op, shape_str(w.shape));
+  return prims::embedding(args[0], args[1]);
+}
+
+// Mean of -log_softmax(logits)[target] over targets that are not torch's default
+// ignore_index (-100).
+Value cross_entropy_body(const OpArgs& args) {
+  const std::string op = "ltorch.cross_entropy";
+  const Proxy& logits = float_arg(op, args[0], "logits");
+  const Proxy& targets = tensor_arg(op, args[1], "targets");
+  THUNDER_CHECK(targets.dtype == DType::i64, "{}: targets must be int64 class indices, got {}",
+                op, long_name(targets.dtype));
+  THUNDER_CHECK(logits.ndim() == 1 || logits.ndim() == 2,
+                "{}: logits must be [C] or [N, C], got shape {}", op, shape_str(logits.shape));
+  Value x = args[0], t = args[1];
+  if (logits.ndim() == 1) {
+    THUNDER_CHECK(targets.ndim() == 0, "{}: logits of shape {} need a 0-d target, got shape {}",
+                  op, shape_str(logits.shape), shape_str(targets.shape));
+    x = prims::reshape(x, {1, logits.shape[0]});
+    t = prims::reshape(t, {1});
+  } else {
+    THUNDER_CHECK(targets.shape == Shape{logits.shape[0]},
+                  "{}: logits of shape {} need targets of shape [{}], got {}", op,
+                  shape_str(logits.shape), logits.shape[0], shape_str(targets.shape));
+  }
+  const int64_t n = x.proxy()->shape[0];
+  Value logp = ltorch::log_softmax(x, 1);
+  DType dt = logits.dtype;
+  Value valid = prims::ne(t, int64_t{-100});
+  Value safe = prims::where(valid, t, int64_t{0});
+  Value picked = prims::reshape(prims::take_along_axis(logp, prims::reshape(safe, {n, 1}), 1), {n});
+  picked = prims::where(valid, picked, 0.0);
+  Value total = prims::sum(picked, {0});
+  Value count = prims::sum(prims::convert_element_type(valid, dt), {0});
+  return prims::neg(prims::div(total, count));
+}
+
+Value sdpa_body(const OpArgs& args) {
+  const std::string op = "ltorch.scaled_dot_product_attention";
+  const Proxy& q = float_arg(op, args[0], "q");
+  const Proxy& k = tensor_arg(op, args[1], "k");
+  const Proxy& v = tensor_arg(op, args[2], "v");
+  check_same_dtype(op, q, "q", k, "k");
+  check_same_dtype(op, q, "q", v, "v");
+  for (const Proxy* p : {&q, &k, &v})
+    THUNDER_CHECK(p->ndim() >= 2, "{}: q, k and v must be at least 2-D, got shape {}", op,
+                  shape_str(p->shape));
+  THUNDER_CHECK(q.shape.back() == k.shape.back(),
+                "{}: q {} and k {} must have the same embedding size", op, shape_str(q.shape),
+                shape_str(k.shape));
+  THUNDER_CHECK(k.shape[k.ndim() - 2] == v.shape[v.ndim() - 2],
+                "{}: k {} and v {} must have the same sequence length", op, shape_str(k.shape),
+                shape_str(v.shape));
+  // As torch's math path: scale q first, then q @ k^T.
+  Value qs = prims::mul(args[0], 1.0 / std::sqrt(static_cast<double>(q.shape.back())));
+  std::vector<int64_t> perm;
+  for (int64_t i = 0; i < k.ndim(); ++i) perm.push_back(i);
+  std::swap(perm[k.ndim() - 1], perm[k.ndim() - 2]);
+  Value scores = ltorch::matmul(qs, prims::transpose(args[1], perm));
+  if (args.boolean(3)) {
+    // Keep key j for query i iff j <= i (torch's top-left aligned tril mask).
+    const int64_t l = q.shape[q.ndim() - 2], s = k.shape[k.ndim() - 2];
+    Value rows = prims::broadcast_in_dim(prims::iota(l, 0, 1, q.device, DType::i64), {l, s}, {0});
+    Value cols = prims::broadcast_in_dim(prims::iota(s, 0, 1, q.device, DType::i64), {l, s}, {1});
+    const Shape& shape = scores.proxy()->shape;
+    Value keep = broadcast_to(op, prims::le(cols, rows), shape);
+    scores = prims::where(keep, scores, -std::numeric_limits<double>::infinity());
+  }
+  return ltorch::matmul(ltorch::softmax(scores, -1), args[2]);
+}
+
+}  // namespace
+
+void register_nn() {
+  const uint32_t kMatmul = tag_bits({OpTag::MATMUL_OP});
+  define("ltorch.matmul", {"a", "b"}, kMatmul, matmul_body);
+  define("ltorch.linear", {"x", "w", "bias"}, kMatmul, linear_body);
+  define("ltorch.dropout", {"x", "p", "training"}, tag_bits({OpTag::RANDOM_OP}), dropout_body);
+  define("ltorch.gelu", {"x", "approximate"}, 0, gelu_body);
+  define("ltorch.softmax", {"a", "dim"}, 0, softmax_body);
+  define("ltorch.log_softmax", {"a", "dim"}, 0, log_softmax_body);
+  define("ltorch.layer_norm", {"x", "normalized_shape", "w", "b", "eps"}, 0, layer_norm_body);
+  define("ltorch.embedding", {"indices", "weight"}, 0, embedding_body);
+  define("ltorch.cross_entropy", {"logits", "targets"}, 0, cross_entropy_body);
+  define("ltorch.scaled_dot_product_attention", {"q", "k", "v", "is_causal"}, kMatmul, sdpa_body);
+}
+
+}  // namespace detail
+
+Value matmul(const Value& a, const Value& b) { THUNDER_LTORCH_CALL("ltorch.matmul", a, b); }
+Value linear(const Value& x, const Value& w, const Value& bias) {
+  THUNDER_LTORCH_CALL("ltorch.linear", x, w, bias);
+}
+Value dropout(const Value& x, double p, bool training) {
+  THUNDER_LTORCH_CALL("ltorch.dropout", x, p, training);
+}
+Value gelu(const Value& x, const std::string& approximate) {
+  THUNDER_LTORCH_CALL("ltorch.gelu", x, approximate);
+}
+Value softmax(const Value& x, int64_t dim) { THUNDER_LTORCH_CALL("ltorch.softmax", x, dim); }
+Value log_softmax(const Value& x, int64_t dim) {
+  THUNDER_LTORCH_CALL("ltorch.log_softmax", x, dim);
+}
+Value layer_norm(const Value& x, const std::vector<int64_t>& normalized_shape, const Value& w,
+                 const Value& b, double eps) {
+  THUNDER_LTORCH_CALL("ltorch.layer_norm", x, normalized_shape, w, b, eps);
+}
+Value embedding(const Value& indices, const Value& weight) {
+  THUNDER_LTORCH_CALL("ltorch.embedding", indices, weight);
+}
+Value cross_entropy(const Value& logits, const Value& targets) {
+  THUNDER_LTORCH_CALL("ltorch.cross_entropy", logits, targets);
+}
+Value scaled_dot_product_attention(const Value& q, const Value& k, const Value& v,
+                                   bool is_causal) {
+  THUNDER_LTORCH_CALL("ltorch.scaled_dot_product_attention", q, k, v, is_causal);
+}
+
+}  // namespace thunder::ltorch

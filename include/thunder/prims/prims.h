@@ -91,6 +91,8 @@ Value embedding(const Value& indices, const Value& weight);      // integer indi
 // ---- indexing ----
 Value take_along_axis(const Value& a, const Value& index, int64_t dim);  // gather
 Value index_select(const Value& a, int64_t dim, const Value& index);
+// Writes src[i] at index[i] along dim (one winner per duplicate index, as torch.scatter).
+Value scatter(const Value& a, int64_t dim, const Value& index, const Value& src);
 Value scatter_add(const Value& a, int64_t dim, const Value& index, const Value& src);
 
 // ---- factories ----
