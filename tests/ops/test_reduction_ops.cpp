@@ -87,7 +87,7 @@ TEST(ReductionOps, Mean) {
          [](const at::Tensor& x) { return x.mean(); });
   check1("mean noncontiguous", make_noncontiguous({3, 4, 5}),
          [](const Tensor& x) { return mean(x, {0, 2}); },
-         [](const at::Tensor& x) { return at::mean(x, {0, 2}); });
+         [](const at::Tensor& x) { return at::mean(x, at::IntArrayRef{0, 2}); });
   check1("mean of empty is nan", make_tensor({0, 3}), [](const Tensor& x) { return mean(x); },
          [](const at::Tensor& x) { return at::mean(x); });
   check1("mean over empty dim is nan", make_tensor({0, 3}),
@@ -165,7 +165,7 @@ TEST(ReductionOps, VarStdErrors) {
   error1("ltorch.var", make_tensor({2, 3}, at::kLong), [](const Tensor& x) { return var(x); });
   error1("ltorch.std", make_tensor({2, 3}, at::kInt),
          [](const Tensor& x) { return thunder::std(x); });
-  error1("ltorch.var", make_tensor({2, 3}), [](const Tensor& x) { return var(x, {4}); });
+  error1("ltorch.var", make_tensor({2, 3}), [](const Tensor& x) { return var(x, at::IntArrayRef{4}); });
   error1("ltorch.std", make_tensor({2, 3}),
          [](const Tensor& x) { return thunder::std(x, {0, -2}); });
 }

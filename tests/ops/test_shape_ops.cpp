@@ -40,7 +40,7 @@ TEST(ShapeOps, Reshape) {
       {{2, 3, 4}, {6, 4}},   {{2, 3, 4}, {-1}},     {{2, 3, 4}, {4, -1, 2}},
       {{2, 3, 4}, {2, 3, 4}}, {{}, {1}},             {{}, {}},
       {{1}, {}},             {{1, 1}, {-1}},        {{0, 3}, {3, 0}},
-      {{0, 3}, {-1}},        {{0, 3}, {0, -1, 1}},  {{6}, {1, 6, 1}},
+      {{0, 3}, {-1}},        {{0, 3}, {0, 3, 1}},  {{6}, {1, 6, 1}},
   };
   for (const auto& [from, to] : cases)
     for (auto dt : kDTypes) {
@@ -63,6 +63,7 @@ TEST(ShapeOps, ReshapeErrors) {
   error1("ltorch.reshape", make_tensor({2, 3}), [](const Tensor& x) { return reshape(x, {-1, -1}); });
   error1("ltorch.reshape", make_tensor({2, 3}), [](const Tensor& x) { return reshape(x, {-2, -3}); });
   error1("ltorch.reshape", make_tensor({0, 3}), [](const Tensor& x) { return reshape(x, {-1, 0}); });
+  error1("ltorch.reshape", make_tensor({0, 3}), [](const Tensor& x) { return reshape(x, {0, -1, 1}); });
   error1("ltorch.view", make_tensor({2, 3}), [](const Tensor& x) { return view(x, {7}); });
 }
 
