@@ -15,11 +15,11 @@ c10::optional<int64_t> integral(double correction) { return static_cast<int64_t>
 // biased variance by n / (n - correction).
 at::Tensor var_corrected(const at::Tensor& a, at::OptionalIntArrayRef dims, double correction,
                          bool keepdim) {
-  if (correction == std::floor(correction))
-    return at::var(a, dims, integral(correction), keepdim);
+  if (correction == std::floor(correction)) return at::var(a, dims, integral(correction), keepdim);
   at::Tensor biased = at::var(a, dims, integral(0), keepdim);
-  double n = biased.numel() == 0 ? 0.0
-                                 : static_cast<double>(a.numel()) / static_cast<double>(biased.numel());
+  double n = biased.numel() == 0
+                 ? 0.0
+                 : static_cast<double>(a.numel()) / static_cast<double>(biased.numel());
   return biased * (n / std::max(n - correction, 0.0));
 }
 
@@ -66,14 +66,15 @@ void register_reduction() {
   });
 
   // ---- ltorch ----
-  THUNDER_KERNEL("ltorch.sum", {
-    k.set_output(0, at::sum(k.tensor(0), all_if_empty(k.ints(1)), k.boolean(2)));
-  });
+  THUNDER_KERNEL("ltorch.sum",
+                 { k.set_output(0, at::sum(k.tensor(0), all_if_empty(k.ints(1)), k.boolean(2))); });
   THUNDER_KERNEL("ltorch.mean", {
     k.set_output(0, at::mean(k.tensor(0), all_if_empty(k.ints(1)), k.boolean(2)));
   });
-  THUNDER_KERNEL("ltorch.amax", { k.set_output(0, at::amax(k.tensor(0), k.ints(1), k.boolean(2))); });
-  THUNDER_KERNEL("ltorch.amin", { k.set_output(0, at::amin(k.tensor(0), k.ints(1), k.boolean(2))); });
+  THUNDER_KERNEL("ltorch.amax",
+                 { k.set_output(0, at::amax(k.tensor(0), k.ints(1), k.boolean(2))); });
+  THUNDER_KERNEL("ltorch.amin",
+                 { k.set_output(0, at::amin(k.tensor(0), k.ints(1), k.boolean(2))); });
   THUNDER_KERNEL("ltorch.var", {
     k.set_output(0, var_corrected(k.tensor(0), all_if_empty(k.ints(1)), k.number(2), k.boolean(3)));
   });

@@ -31,14 +31,13 @@ void register_shape_ltorch() {
   THUNDER_KERNEL("ltorch.view", {
     k.set_output(0, naming_errors(k, [&] { return k.tensor(0).view(k.ints(1)); }));
   });
-  THUNDER_KERNEL("ltorch.flatten", {
-    k.set_output(0, at::flatten(k.tensor(0), k.integer(1), k.integer(2)));
-  });
-  THUNDER_KERNEL("ltorch.transpose", {
-    k.set_output(0, at::transpose(k.tensor(0), k.integer(1), k.integer(2)));
-  });
+  THUNDER_KERNEL("ltorch.flatten",
+                 { k.set_output(0, at::flatten(k.tensor(0), k.integer(1), k.integer(2))); });
+  THUNDER_KERNEL("ltorch.transpose",
+                 { k.set_output(0, at::transpose(k.tensor(0), k.integer(1), k.integer(2))); });
   THUNDER_KERNEL("ltorch.permute", { k.set_output(0, at::permute(k.tensor(0), k.ints(1))); });
-  THUNDER_KERNEL("ltorch.unsqueeze", { k.set_output(0, at::unsqueeze(k.tensor(0), k.integer(1))); });
+  THUNDER_KERNEL("ltorch.unsqueeze",
+                 { k.set_output(0, at::unsqueeze(k.tensor(0), k.integer(1))); });
   THUNDER_KERNEL("ltorch.squeeze", {
     const at::Tensor& a = k.tensor(0);
     if (k.is_none(1)) {
@@ -62,9 +61,8 @@ void register_shape_ltorch() {
   THUNDER_KERNEL("ltorch.narrow", {
     k.set_output(0, at::narrow(k.tensor(0), k.integer(1), k.integer(2), k.integer(3)));
   });
-  THUNDER_KERNEL("ltorch.select", {
-    k.set_output(0, at::select(k.tensor(0), k.integer(1), k.integer(2)));
-  });
+  THUNDER_KERNEL("ltorch.select",
+                 { k.set_output(0, at::select(k.tensor(0), k.integer(1), k.integer(2))); });
   THUNDER_KERNEL("ltorch.split", {
     const at::Tensor& a = k.tensor(0);
     if (k.constant(1).kind() == Value::Kind::IntList)
@@ -72,9 +70,8 @@ void register_shape_ltorch() {
     else
       set_outputs(k, at::split(a, k.integer(1), k.integer(2)));
   });
-  THUNDER_KERNEL("ltorch.chunk", {
-    set_outputs(k, at::chunk(k.tensor(0), k.integer(1), k.integer(2)));
-  });
+  THUNDER_KERNEL("ltorch.chunk",
+                 { set_outputs(k, at::chunk(k.tensor(0), k.integer(1), k.integer(2))); });
   THUNDER_KERNEL("ltorch.triu", { k.set_output(0, at::triu(k.tensor(0), k.integer(1))); });
   THUNDER_KERNEL("ltorch.tril", { k.set_output(0, at::tril(k.tensor(0), k.integer(1))); });
   THUNDER_KERNEL("ltorch.to", { k.set_output(0, k.tensor(0).to(k.dtype(1))); });

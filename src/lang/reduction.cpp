@@ -37,16 +37,15 @@ Value keep_dims(const Value& r, const Shape& in_shape, const std::vector<int64_t
   return prims::broadcast_in_dim(r, shape, kept);
 }
 
-DType accumulation_dtype(DType d) {
-  return d == DType::f16 || d == DType::bf16 ? DType::f32 : d;
-}
+DType accumulation_dtype(DType d) { return d == DType::f16 || d == DType::bf16 ? DType::f32 : d; }
 
 // Reductions without identity (amax, amin, argmax, max) reject size-0 reduced dims.
 void check_nonempty(const std::string& op, const Proxy& p, const std::vector<int64_t>& dims) {
   for (int64_t d : dims)
     THUNDER_CHECK(p.shape[d] != 0,
                   "{}: cannot reduce dim {} of size 0 (tensor of shape {}); the operation has "
-                  "no identity", op, d, shape_str(p.shape));
+                  "no identity",
+                  op, d, shape_str(p.shape));
 }
 
 void check_float(const std::string& op, const Proxy& p) {
@@ -87,7 +86,8 @@ void register_reduction() {
     const Proxy& p = tensor_arg(id, a[0], "a");
     THUNDER_CHECK(is_float(p.dtype),
                   "ltorch.mean: could not infer output dtype; the input must be a floating-point "
-                  "tensor, got {}", long_name(p.dtype));
+                  "tensor, got {}",
+                  long_name(p.dtype));
     auto dims = reduction_dims(id, a.ints(1), p.ndim());
     int64_t n = 1;
     for (int64_t d : dims) n *= p.shape[d];
@@ -122,7 +122,8 @@ void register_reduction() {
     if (a[1].is_none()) {
       THUNDER_CHECK(p.numel() != 0,
                     "ltorch.argmax: cannot reduce a tensor of shape {} with no elements over all "
-                    "dims; pass a dim", shape_str(p.shape));
+                    "dims; pass a dim",
+                    shape_str(p.shape));
       Value r = prims::argmax(a[0], Value());
       // keepdim over the flattened tensor keeps every dim as size 1.
       return keepdim && p.ndim() > 0 ? prims::broadcast_in_dim(r, Shape(p.ndim(), 1), {}) : r;

@@ -34,7 +34,8 @@ Shape infer_shape(const std::string& op, const Proxy& p, const std::vector<int64
   if (infer >= 0) {
     THUNDER_CHECK(known != 0 || p.numel() != 0,
                   "{}: cannot reshape {} (0 elements) to {}: the size of the -1 dimension is "
-                  "ambiguous", op, shape_str(p.shape), shape_str(shape));
+                  "ambiguous",
+                  op, shape_str(p.shape), shape_str(shape));
     if (known == 0 || p.numel() % known != 0) bad();
     out[infer] = p.numel() / known;
   } else if (known != p.numel()) {
@@ -185,8 +186,7 @@ void register_shape() {
       // Like torch, a listed dim whose size is not 1 is left alone.
       for (int64_t d : a.ints(1)) {
         int64_t c = canonical_dim(id, d, p.ndim());
-        if (p.ndim() > 0 && p.shape[c] == 1 &&
-            std::find(dims.begin(), dims.end(), c) == dims.end())
+        if (p.ndim() > 0 && p.shape[c] == 1 && std::find(dims.begin(), dims.end(), c) == dims.end())
           dims.push_back(c);
       }
       std::sort(dims.begin(), dims.end());
@@ -207,8 +207,10 @@ void register_shape() {
     Shape out(n);
     for (int64_t i = 0; i < n; ++i) {
       if (i < offset) {
-        THUNDER_CHECK(shape[i] >= 0, "ltorch.expand: size {} is not allowed in the new leading "
-                      "dim {} of shape {}", shape[i], i, shape_str(shape));
+        THUNDER_CHECK(shape[i] >= 0,
+                      "ltorch.expand: size {} is not allowed in the new leading "
+                      "dim {} of shape {}",
+                      shape[i], i, shape_str(shape));
         out[i] = shape[i];
         continue;
       }
@@ -253,12 +255,13 @@ void register_shape() {
       const Proxy& p = *ps[i];
       THUNDER_CHECK(p.ndim() == ref.ndim(),
                     "ltorch.cat: tensors must have the same rank: entry {} has shape {}, entry {} "
-                    "has shape {}", kept[0], shape_str(ref.shape), i, shape_str(p.shape));
+                    "has shape {}",
+                    kept[0], shape_str(ref.shape), i, shape_str(p.shape));
       for (int64_t d = 0; d < p.ndim(); ++d)
         THUNDER_CHECK(d == dim || p.shape[d] == ref.shape[d],
                       "ltorch.cat: sizes must match except in dim {}: entry {} has shape {}, "
-                      "entry {} has shape {}", dim, kept[0], shape_str(ref.shape), i,
-                      shape_str(p.shape));
+                      "entry {} has shape {}",
+                      dim, kept[0], shape_str(ref.shape), i, shape_str(p.shape));
       parts.push_back(maybe_convert(ts[i], dtype));
     }
     return prims::cat(parts, dim);
@@ -272,7 +275,8 @@ void register_shape() {
     for (size_t i = 1; i < ps.size(); ++i)
       THUNDER_CHECK(ps[i]->shape == ps[0]->shape,
                     "ltorch.stack: expects tensors of equal shape, got {} at entry 0 and {} at "
-                    "entry {}", shape_str(ps[0]->shape), shape_str(ps[i]->shape), i);
+                    "entry {}",
+                    shape_str(ps[0]->shape), shape_str(ps[i]->shape), i);
     int64_t dim = canonical_dim(id, a.integer(1), ps[0]->ndim() + 1);
     std::vector<Value> parts;
     for (const Value& t : ts) parts.push_back(unsqueeze_at(maybe_convert(t, dtype), dim));
@@ -333,7 +337,8 @@ void register_shape() {
              }
              THUNDER_CHECK(total == size,
                            "ltorch.split: split sizes {} must sum exactly to {} (the size of dim "
-                           "{}), got {}", shape_str(lengths), size, dim, total);
+                           "{}), got {}",
+                           shape_str(lengths), size, dim, total);
            } else {
              int64_t s = a.integer(1);
              THUNDER_CHECK(s >= 0, "ltorch.split: split_size must be non-negative, got {}", s);
@@ -363,7 +368,8 @@ void register_shape() {
     if (size == 0) {
       lengths.assign(chunks, 0);
     } else {
-      for (int64_t off = 0; off < size; off += piece) lengths.push_back(std::min(piece, size - off));
+      for (int64_t off = 0; off < size; off += piece)
+        lengths.push_back(std::min(piece, size - off));
     }
     return split_lengths(a[0], dim, lengths);
   });

@@ -15,8 +15,8 @@ Shape reduced_shape(const std::string& op, const Proxy& t, const std::vector<int
     THUNDER_CHECK(dims[i] >= 0 && dims[i] < t.ndim(),
                   "{}: dim {} in dims {} is out of range for a tensor of rank {}", op, dims[i],
                   Value(dims).str(), t.ndim());
-    THUNDER_CHECK(i == 0 || dims[i] > dims[i - 1],
-                  "{}: dims {} must be sorted and unique", op, Value(dims).str());
+    THUNDER_CHECK(i == 0 || dims[i] > dims[i - 1], "{}: dims {} must be sorted and unique", op,
+                  Value(dims).str());
   }
   Shape out;
   size_t k = 0;
@@ -34,8 +34,8 @@ Shape reduced_shape(const std::string& op, const Proxy& t, const std::vector<int
 void check_nonempty_dims(const std::string& op, const Proxy& t, const std::vector<int64_t>& dims) {
   for (int64_t d : dims)
     THUNDER_CHECK(t.shape[d] != 0,
-                  "{}: cannot reduce dim {} of size 0 of a tensor of shape {} (no identity)", op,
-                  d, shape_str(t.shape));
+                  "{}: cannot reduce dim {} of size 0 of a tensor of shape {} (no identity)", op, d,
+                  shape_str(t.shape));
 }
 
 }  // namespace

@@ -34,7 +34,9 @@ void expect_throws(const std::string& needle, const Shape& shape, DType dtype, F
 }
 
 TEST(ShapeReductionMetas, SumKeepdimAndDtype) {
-  Trace t = trace1({2, 3, 4}, DType::i32, [](const Value& x) { return ltorch::sum(x, {-1, 0}, true); });
+  Trace t = trace1({2, 3, 4}, DType::i32, [](const Value& x) {
+    return ltorch::sum(x, {-1, 0}, true);
+  });
   EXPECT_EQ(out(t).shape, (Shape{1, 3, 1}));
   EXPECT_EQ(out(t).dtype, DType::i64);
   t = trace1({2, 3, 4}, DType::f32, [](const Value& x) { return ltorch::sum(x, {}, false); });
@@ -66,7 +68,8 @@ TEST(ShapeReductionMetas, HalfReductionsAccumulateInFloat) {
 }
 
 TEST(ShapeReductionMetas, ArgmaxAndMax) {
-  Trace t = trace1({2, 3}, DType::f32, [](const Value& x) { return ltorch::argmax(x, Value(), true); });
+  Trace t =
+      trace1({2, 3}, DType::f32, [](const Value& x) { return ltorch::argmax(x, Value(), true); });
   EXPECT_EQ(out(t).shape, (Shape{1, 1}));
   EXPECT_EQ(out(t).dtype, DType::i64);
   t = trace1({2, 3}, DType::b8, [](const Value& x) { return ltorch::max(x, -1, true); });
@@ -79,19 +82,27 @@ TEST(ShapeReductionMetas, ArgmaxAndMax) {
 }
 
 TEST(ShapeReductionMetas, ReductionPrimsRejectBadDims) {
-  expect_throws("prims.sum", {2, 3}, DType::f32, [](const Value& x) { return prims::sum(x, {1, 0}); });
-  expect_throws("prims.sum", {2, 3}, DType::f32, [](const Value& x) { return prims::sum(x, {-1}); });
-  expect_throws("prims.amax", {2, 3}, DType::f32, [](const Value& x) { return prims::amax(x, {2}); });
-  expect_throws("prims.amin", {0, 3}, DType::f32, [](const Value& x) { return prims::amin(x, {0}); });
-  expect_throws("prims.var", {2, 3}, DType::i64, [](const Value& x) { return prims::var(x, {0}, 1.0); });
+  expect_throws("prims.sum", {2, 3}, DType::f32, [](const Value& x) {
+    return prims::sum(x, {1, 0});
+  });
+  expect_throws("prims.sum", {2, 3}, DType::f32,
+                [](const Value& x) { return prims::sum(x, {-1}); });
+  expect_throws("prims.amax", {2, 3}, DType::f32,
+                [](const Value& x) { return prims::amax(x, {2}); });
+  expect_throws("prims.amin", {0, 3}, DType::f32,
+                [](const Value& x) { return prims::amin(x, {0}); });
+  expect_throws("prims.var", {2, 3}, DType::i64,
+                [](const Value& x) { return prims::var(x, {0}, 1.0); });
   expect_throws("prims.argmax", {2, 3}, DType::b8,
                 [](const Value& x) { return prims::argmax(x, Value(int64_t{0})); });
-  expect_throws("prims.argmax", {0}, DType::f32, [](const Value& x) { return prims::argmax(x, Value()); });
+  expect_throws("prims.argmax", {0}, DType::f32,
+                [](const Value& x) { return prims::argmax(x, Value()); });
   expect_throws("prims.sum", {2}, DType::b8, [](const Value& x) { return prims::sum(x, {0}); });
 }
 
 TEST(ShapeReductionMetas, LtorchReductionErrors) {
-  expect_throws("ltorch.mean", {2}, DType::i64, [](const Value& x) { return ltorch::mean(x, {}, false); });
+  expect_throws("ltorch.mean", {2}, DType::i64,
+                [](const Value& x) { return ltorch::mean(x, {}, false); });
   expect_throws("ltorch.sum: dim 2 is out of range", {2, 3}, DType::f32,
                 [](const Value& x) { return ltorch::sum(x, {2}, false); });
   expect_throws("ltorch.amax: cannot reduce dim 0 of size 0", {0, 3}, DType::f32,
@@ -100,24 +111,36 @@ TEST(ShapeReductionMetas, LtorchReductionErrors) {
 
 TEST(ShapeReductionMetas, ShapeOpShapes) {
   auto shape_of = [](const Shape& in, auto fn) { return out(trace1(in, DType::f32, fn)).shape; };
-  EXPECT_EQ(shape_of({2, 3, 4}, [](const Value& x) { return ltorch::reshape(x, {4, -1}); }),
+  EXPECT_EQ(shape_of({2, 3, 4},
+                     [](const Value& x) {
+                       return ltorch::reshape(x, {4, -1});
+                     }),
             (Shape{4, 6}));
   EXPECT_EQ(shape_of({2, 3, 4}, [](const Value& x) { return ltorch::flatten(x, 1, -1); }),
             (Shape{2, 12}));
-  EXPECT_EQ(shape_of({2, 3, 4}, [](const Value& x) { return ltorch::permute(x, {2, 0, 1}); }),
+  EXPECT_EQ(shape_of({2, 3, 4},
+                     [](const Value& x) {
+                       return ltorch::permute(x, {2, 0, 1});
+                     }),
             (Shape{4, 2, 3}));
   EXPECT_EQ(shape_of({2, 3}, [](const Value& x) { return ltorch::unsqueeze(x, -1); }),
             (Shape{2, 3, 1}));
   EXPECT_EQ(shape_of({2, 1, 3, 1}, [](const Value& x) { return ltorch::squeeze(x, Value()); }),
             (Shape{2, 3}));
-  EXPECT_EQ(shape_of({3, 1}, [](const Value& x) { return ltorch::expand(x, {2, -1, 5}); }),
+  EXPECT_EQ(shape_of({3, 1},
+                     [](const Value& x) {
+                       return ltorch::expand(x, {2, -1, 5});
+                     }),
             (Shape{2, 3, 5}));
   EXPECT_EQ(shape_of({4, 5}, [](const Value& x) { return ltorch::narrow(x, 1, -3, 2); }),
             (Shape{4, 2}));
   EXPECT_EQ(shape_of({4, 5}, [](const Value& x) { return ltorch::select(x, 0, -1); }), (Shape{5}));
   EXPECT_EQ(shape_of({2, 3, 4}, [](const Value& x) { return ltorch::triu(x, 1); }),
             (Shape{2, 3, 4}));
-  EXPECT_EQ(shape_of({2, 3}, [](const Value& x) { return ltorch::stack({x, x}, -1); }),
+  EXPECT_EQ(shape_of({2, 3},
+                     [](const Value& x) {
+                       return ltorch::stack({x, x}, -1);
+                     }),
             (Shape{2, 3, 2}));
 }
 
@@ -155,17 +178,22 @@ TEST(ShapeReductionMetas, IdentityOpsRecordNothing) {
 TEST(ShapeReductionMetas, ShapeErrorsNameTheOp) {
   expect_throws("ltorch.reshape: cannot reshape [2, 3] (6 elements) to [4]", {2, 3}, DType::f32,
                 [](const Value& x) { return ltorch::reshape(x, {4}); });
-  expect_throws("ltorch.reshape: only one dimension", {2, 3}, DType::f32,
-                [](const Value& x) { return ltorch::reshape(x, {-1, -1}); });
-  expect_throws("ltorch.split: split sizes [2, 2]", {5}, DType::f32,
-                [](const Value& x) { return ltorch::split(x, std::vector<int64_t>{2, 2}, 0); });
-  expect_throws("ltorch.chunk", {5}, DType::f32, [](const Value& x) { return ltorch::chunk(x, 0, 0); });
+  expect_throws("ltorch.reshape: only one dimension", {2, 3}, DType::f32, [](const Value& x) {
+    return ltorch::reshape(x, {-1, -1});
+  });
+  expect_throws("ltorch.split: split sizes [2, 2]", {5}, DType::f32, [](const Value& x) {
+    return ltorch::split(x, std::vector<int64_t>{2, 2}, 0);
+  });
+  expect_throws("ltorch.chunk", {5}, DType::f32,
+                [](const Value& x) { return ltorch::chunk(x, 0, 0); });
   expect_throws("ltorch.select: index 5", {5}, DType::f32,
                 [](const Value& x) { return ltorch::select(x, 0, 5); });
-  expect_throws("ltorch.expand", {3, 4}, DType::f32,
-                [](const Value& x) { return ltorch::expand(x, {3, 5}); });
+  expect_throws("ltorch.expand", {3, 4}, DType::f32, [](const Value& x) {
+    return ltorch::expand(x, {3, 5});
+  });
   expect_throws("ltorch.triu", {3}, DType::f32, [](const Value& x) { return ltorch::triu(x, 0); });
-  expect_throws("prims.reshape", {2, 3}, DType::f32, [](const Value& x) { return prims::reshape(x, {5}); });
+  expect_throws("prims.reshape", {2, 3}, DType::f32,
+                [](const Value& x) { return prims::reshape(x, {5}); });
 }
 
 }  // namespace
