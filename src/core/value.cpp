@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 #include "thunder/core/error.h"
 
@@ -10,12 +12,33 @@ namespace thunder {
 std::string format_double(double d) {
   if (std::isnan(d)) return "nan";
   if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  // Shortest round-trip digits, laid out like Python's repr: positional when
+  // the decimal exponent is in [-4, 16), scientific otherwise ("1e-05", "1e+16").
   char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, d);
-  std::string s(buf, end);
-  // Python prints integral floats with ".0" and never a bare "1e5".
-  if (s.find_first_of(".en") == std::string::npos) s += ".0";
-  return s;
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+  std::string sci(buf, end);  // "-d.ddde+XX"
+  size_t epos = sci.find('e');
+  int exp10 = std::stoi(sci.substr(epos + 1));
+  std::string mant = sci.substr(0, epos);
+  bool neg = mant[0] == '-';
+  if (neg) mant.erase(0, 1);
+  std::string digits = mant.substr(0, 1) + (mant.size() > 2 ? mant.substr(2) : "");
+  std::string out;
+  if (exp10 >= -4 && exp10 < 16) {
+    int point = exp10 + 1;  // digits before the decimal point
+    if (point <= 0) {
+      out = "0." + std::string(-point, '0') + digits;
+    } else if (point >= static_cast<int>(digits.size())) {
+      out = digits + std::string(point - digits.size(), '0') + ".0";
+    } else {
+      out = digits.substr(0, point) + "." + digits.substr(point);
+    }
+  } else {
+    char e[16];
+    std::snprintf(e, sizeof e, "e%c%02d", exp10 < 0 ? '-' : '+', std::abs(exp10));
+    out = digits.substr(0, 1) + (digits.size() > 1 ? "." + digits.substr(1) : "") + e;
+  }
+  return neg ? "-" + out : out;
 }
 
 double Value::to_double() const {
