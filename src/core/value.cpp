@@ -10,11 +10,16 @@ namespace thunder {
 std::string format_double(double d) {
   if (std::isnan(d)) return "nan";
   if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  // Python's repr: the shortest round-trip digits, positional when the decimal
+  // exponent is in [-4, 16), else scientific with a signed two-digit exponent.
   char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, d);
-  std::string s(buf, end);
-  // Python prints integral floats with ".0" and never a bare "1e5".
-  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+  std::string sci(buf, end);
+  int exp10 = std::stoi(sci.substr(sci.find('e') + 1));
+  if (exp10 < -4 || exp10 >= 16) return sci;
+  auto [fend, fec] = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::fixed);
+  std::string s(buf, fend);
+  if (s.find('.') == std::string::npos) s += ".0";
   return s;
 }
 
