@@ -91,7 +91,7 @@ Tensor full(at::IntArrayRef shape, const Scalar& value, const at::TensorOptions&
   const char* id = "ltorch.full";
   if (detail::tracing()) {
     // Like at::full: without a dtype, the fill value's kind picks it.
-    DType dtype = opts.has_dtype()    ? dtype_of(opts)
+    DType dtype = opts.has_dtype()      ? dtype_of(opts)
                   : value.is_bool()     ? DType::b8
                   : value.is_integral() ? DType::i64
                                         : kDefaultFloat;
@@ -101,9 +101,7 @@ Tensor full(at::IntArrayRef shape, const Scalar& value, const at::TensorOptions&
   return eager(id, opts, [&](const at::TensorOptions& o) { return at::full(shape, v, o); });
 }
 
-Tensor arange(const Scalar& end, const at::TensorOptions& opts) {
-  return arange(0, end, 1, opts);
-}
+Tensor arange(const Scalar& end, const at::TensorOptions& opts) { return arange(0, end, 1, opts); }
 
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
               const at::TensorOptions& opts) {
@@ -111,9 +109,9 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
   if (detail::tracing()) {
     // Like at::arange: integer (or bool) start, end and step give int64.
     auto integral = [](const Scalar& s) { return s.is_integral() || s.is_bool(); };
-    DType dtype = opts.has_dtype()                                           ? dtype_of(opts)
+    DType dtype = opts.has_dtype()                                     ? dtype_of(opts)
                   : integral(start) && integral(end) && integral(step) ? DType::i64
-                                                                             : kDefaultFloat;
+                                                                       : kDefaultFloat;
     return traced(id, {start, end, step, device_of(opts), dtype});
   }
   c10::Scalar s = concrete_scalar(id, start), e = concrete_scalar(id, end),
@@ -122,7 +120,8 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
 }
 
 Tensor zeros_like(const Tensor& a) {
-  return like("zeros_like", "ltorch.zeros", a, [](const at::Tensor& t) { return at::zeros_like(t); });
+  return like("zeros_like", "ltorch.zeros", a,
+              [](const at::Tensor& t) { return at::zeros_like(t); });
 }
 Tensor ones_like(const Tensor& a) {
   return like("ones_like", "ltorch.ones", a, [](const at::Tensor& t) { return at::ones_like(t); });
@@ -131,10 +130,12 @@ Tensor rand_like(const Tensor& a) {
   return like("rand_like", "ltorch.rand", a, [](const at::Tensor& t) { return at::rand_like(t); });
 }
 Tensor randn_like(const Tensor& a) {
-  return like("randn_like", "ltorch.randn", a, [](const at::Tensor& t) { return at::randn_like(t); });
+  return like("randn_like", "ltorch.randn", a,
+              [](const at::Tensor& t) { return at::randn_like(t); });
 }
 Tensor empty_like(const Tensor& a) {
-  return like("empty_like", "ltorch.empty", a, [](const at::Tensor& t) { return at::empty_like(t); });
+  return like("empty_like", "ltorch.empty", a,
+              [](const at::Tensor& t) { return at::empty_like(t); });
 }
 Tensor full_like(const Tensor& a, const Scalar& value) {
   const char* id = "ltorch.full";

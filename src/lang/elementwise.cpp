@@ -32,6 +32,25 @@ bool is_bool_operand(const Value& v) {
   return v.is_tensor() ? is_bool(v.proxy()->dtype) : v.is_number() && is_bool(v.number_dtype());
 }
 
+// alpha * b in `dtype` (b and alpha already of its kind). A prim takes at most
+// one number, so a number b is folded with a literal alpha, or else made a
+// tensor of a's shape first.
+Value scale(const Value& a, const Value& b, const Value& alpha, DType dtype) {
+  if (b.is_tensor()) return prims::mul(b, alpha);
+  if (!b.is_number_proxy() && !alpha.is_number_proxy()) {
+    if (is_float(dtype)) return Value(b.to_double() * alpha.to_double());
+    if (is_bool(dtype)) return Value(b.to_double() != 0 && alpha.to_double() != 0);
+    auto as_i64 = [](const Value& v) {
+      return v.kind() == Value::Kind::Int ? v.as_int() : static_cast<int64_t>(v.to_double());
+    };
+    // Wraps on overflow like the int64 arithmetic of the kernels.
+    return Value(static_cast<int64_t>(static_cast<uint64_t>(as_i64(b)) *
+                                      static_cast<uint64_t>(as_i64(alpha))));
+  }
+  const Proxy& t = *a.proxy();
+  return prims::mul(prims::full(t.shape, b, t.device, dtype), alpha);
+}
+
 // add/sub with alpha: a + alpha * b.
 void add_like(const std::string& name, PrimBinary prim) {
   std::string id = "ltorch." + name;
@@ -56,7 +75,7 @@ void add_like(const std::string& name, PrimBinary prim) {
                     long_name(dtype));
       if (alpha.to_double() == 1.0) return prim(ops[0], ops[1]);
     }
-    return prim(ops[0], prims::mul(ops[1], maybe_convert(alpha, dtype)));
+    return prim(ops[0], scale(ops[0], ops[1], maybe_convert(alpha, dtype), dtype));
   });
 }
 

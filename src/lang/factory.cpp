@@ -72,8 +72,8 @@ Value arange_body(const OpArgs& a) {
     auto to_i64 = [&](double d, size_t i) {
       if (a[i].kind() == Value::Kind::Int) return a[i].as_int();  // exact, even past 2^53
       THUNDER_CHECK(std::isfinite(d) && d >= -9.2233720368547758e18 && d < 9.2233720368547758e18,
-                    "{}: {} {} cannot be converted to int64 without overflow", id,
-                    a.param_name(i), a[i].str());
+                    "{}: {} {} cannot be converted to int64 without overflow", id, a.param_name(i),
+                    a[i].str());
       return static_cast<int64_t>(d);
     };
     int64_t s = to_i64(start, 0), e = to_i64(end, 1), st = to_i64(step, 2);
@@ -146,8 +146,7 @@ void register_factory() {
 
 }  // namespace detail
 
-Value full(const std::vector<int64_t>& shape, const Value& fill_value, Device device,
-           DType dtype) {
+Value full(const std::vector<int64_t>& shape, const Value& fill_value, Device device, DType dtype) {
   THUNDER_LTORCH_CALL("ltorch.full", shape, fill_value, device, dtype);
 }
 Value zeros(const std::vector<int64_t>& shape, Device device, DType dtype) {
@@ -165,8 +164,7 @@ Value rand(const std::vector<int64_t>& shape, Device device, DType dtype) {
 Value randn(const std::vector<int64_t>& shape, Device device, DType dtype) {
   THUNDER_LTORCH_CALL("ltorch.randn", shape, device, dtype);
 }
-Value arange(const Value& start, const Value& end, const Value& step, Device device,
-             DType dtype) {
+Value arange(const Value& start, const Value& end, const Value& step, Device device, DType dtype) {
   THUNDER_LTORCH_CALL("ltorch.arange", start, end, step, device, dtype);
 }
 

@@ -14,11 +14,11 @@ TEST(Dce, DropsUnusedKeepsProducersOfOutputs) {
     TracingScope s(t);
     ProxyPtr x = s.ctx().add_tensor_input("x", {3}, DType::f32, Device::cpu(), false);
     ProxyPtr y = s.ctx().add_tensor_input("y", {3}, DType::f32, Device::cpu(), false);
-    Value a = prims::mul(x, 2.0);   // t0: used by t2
-    prims::exp(y);                  // t1: unused
-    Value c = prims::add(a, y);     // t2: returned
-    Value d = prims::neg(c);        // t3: only used by the unused t4
-    prims::sin(d);                  // t4: unused
+    Value a = prims::mul(x, 2.0);  // t0: used by t2
+    prims::exp(y);                 // t1: unused
+    Value c = prims::add(a, y);    // t2: returned
+    Value d = prims::neg(c);       // t3: only used by the unused t4
+    prims::sin(d);                 // t4: unused
     t.output = c;
   }
   Trace out = dce(t);
@@ -40,11 +40,11 @@ TEST(Dce, KeepsDontDceAndInPlaceAndWhatTheyRead) {
   {
     TracingScope s(t);
     ProxyPtr x = s.ctx().add_tensor_input("x", {3}, DType::f32, Device::cpu(), false);
-    Value a = prims::neg(x);        // t0: read by the sink
-    testing::sink({a});             // DONT_DCE, no output
-    Value b = prims::abs(x);        // t1: read by the in-place op
-    testing::inplace(b);            // t2: IN_PLACE, its output unused
-    prims::exp(x);                  // t3: unused
+    Value a = prims::neg(x);  // t0: read by the sink
+    testing::sink({a});       // DONT_DCE, no output
+    Value b = prims::abs(x);  // t1: read by the in-place op
+    testing::inplace(b);      // t2: IN_PLACE, its output unused
+    prims::exp(x);            // t3: unused
     t.output = x;
   }
   EXPECT_EQ(dce(t).str(),
@@ -62,8 +62,8 @@ TEST(Dce, MultiOutputKeptWhenAnyOutputIsUsed) {
   {
     TracingScope s(t);
     ProxyPtr x = s.ctx().add_tensor_input("x", {2}, DType::f32, Device::cpu(), false);
-    Value r = testing::two({x});                 // [t0, t1]
-    Value unused = testing::two({x});            // [t2, t3]
+    Value r = testing::two({x});       // [t0, t1]
+    Value unused = testing::two({x});  // [t2, t3]
     t.output = Value(std::vector<Value>{r.as_list()[1], x});
   }
   EXPECT_EQ(dce(t).str(),

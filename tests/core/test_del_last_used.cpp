@@ -38,9 +38,9 @@ TEST(DelLastUsed, NeverDeletesReturnedValues) {
     TracingScope s(t);
     ProxyPtr x = s.ctx().add_tensor_input("x", {3}, DType::f32, Device::cpu(), false);
     ProxyPtr y = s.ctx().add_tensor_input("y", {3}, DType::f32, Device::cpu(), false);
-    Value a = prims::neg(x);       // t0: returned, and read later
-    Value b = prims::mul(a, y);    // t1: unread, not returned
-    Value c = prims::add(a, x);    // t2: returned
+    Value a = prims::neg(x);     // t0: returned, and read later
+    Value b = prims::mul(a, y);  // t1: unread, not returned
+    Value c = prims::add(a, x);  // t2: returned
     (void)b;
     t.output = Value(std::vector<Value>{a, c, x});
   }
@@ -81,7 +81,7 @@ TEST(DelLastUsed, ListArgumentsAndMultiOutputs) {
   {
     TracingScope s(t);
     ProxyPtr x = s.ctx().add_tensor_input("x", {2}, DType::f32, Device::cpu(), false);
-    Value r = testing::two({x});                                   // [t0, t1]
+    Value r = testing::two({x});                                              // [t0, t1]
     Value u = testing::show({Value(std::vector<Value>{r.as_list()[0], x})});  // t2
     t.output = u;
   }

@@ -122,14 +122,16 @@ TEST_F(ElementwiseMeta, PrimErrors) {
   expect_error("prims.mul: number 2 (a) is of a higher kind than the tensor dtype bool",
                [&] { prims::mul(2, b); });
   expect_error("prims.neg: argument a must be a tensor, got 2.0", [&] { prims::neg(2.0); });
-  expect_error("prims.add: expected 2 arguments, got 3",
-               [&] { call_symbol(prims::symbol("prims.add"), {f32, f32, f32}); });
+  expect_error("prims.add: expected 2 arguments, got 3", [&] {
+    call_symbol(prims::symbol("prims.add"), {f32, f32, f32});
+  });
   // where
   expect_error("prims.where: pred must be bool, got float32", [&] { prims::where(f32, f32, f32); });
   expect_error("prims.where: argument pred must be a tensor, got True",
                [&] { prims::where(true, f32, f32); });
-  expect_error("prims.where: expected 3 arguments, got 2",
-               [&] { call_symbol(prims::symbol("prims.where"), {b, f32}); });
+  expect_error("prims.where: expected 3 arguments, got 2", [&] {
+    call_symbol(prims::symbol("prims.where"), {b, f32});
+  });
   expect_error("prims.where: a or b must be a tensor, got 1 and 2", [&] { prims::where(b, 1, 2); });
   expect_error("prims.where: dtypes float32 (a) and float64 (b) must be equal",
                [&] { prims::where(b, f32, f64); });
@@ -144,8 +146,9 @@ TEST_F(ElementwiseMeta, PrimErrors) {
   // convert_element_type
   expect_error("prims.convert_element_type: argument a must be a tensor, got 2.0",
                [&] { prims::convert_element_type(2.0, DType::f32); });
-  expect_error("prims.convert_element_type: argument dtype must be a dtype, got 'f32'",
-               [&] { call_symbol(prims::symbol("prims.convert_element_type"), {f32, "f32"}); });
+  expect_error("prims.convert_element_type: argument dtype must be a dtype, got 'f32'", [&] {
+    call_symbol(prims::symbol("prims.convert_element_type"), {f32, "f32"});
+  });
 }
 
 TEST_F(ElementwiseMeta, LtorchErrors) {
@@ -177,12 +180,10 @@ TEST_F(ElementwiseMeta, LtorchErrors) {
   expect_error("ltorch.add: a bool alpha (True) is only supported for bool results, not float32",
                [&] { ltorch::add(f32, f32, true); });
   // sub with bools.
-  expect_error("ltorch.sub: subtraction with a bool operand (x3 - x3)",
-               [&] { ltorch::sub(b, b); });
+  expect_error("ltorch.sub: subtraction with a bool operand (x3 - x3)", [&] { ltorch::sub(b, b); });
   expect_error("ltorch.sub: subtraction with a bool operand (x0 - True)",
                [&] { ltorch::sub(f32, true); });
-  expect_error("ltorch.sub: subtraction with a bool operand (1 - x3)",
-               [&] { ltorch::sub(1, b); });
+  expect_error("ltorch.sub: subtraction with a bool operand (1 - x3)", [&] { ltorch::sub(1, b); });
   // Bool tensors.
   expect_error("ltorch.neg: not supported for bool tensors", [&] { ltorch::neg(b); });
   expect_error("ltorch.abs: not supported for bool tensors", [&] { ltorch::abs(b); });

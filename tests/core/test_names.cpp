@@ -69,9 +69,9 @@ TEST(Device, ParseBad) {
       Device::parse(s);
       ADD_FAILURE() << "parsed '" << s << "'";
     } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("Device: cannot parse device string '" +
-                                           std::string(s) + "'"),
-                std::string::npos)
+      EXPECT_NE(
+          std::string(e.what()).find("Device: cannot parse device string '" + std::string(s) + "'"),
+          std::string::npos)
           << e.what();
     }
   }

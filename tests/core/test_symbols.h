@@ -50,10 +50,9 @@ inline void sink(std::vector<Value> args) {
 
 // An in-place prim (IN_PLACE): returns a new value for its first argument.
 inline Value inplace(const Value& a) {
-  static const Symbol& s =
-      test_symbol("test.inplace", true, tag_bits({OpTag::IN_PLACE}), [](const OpArgs& a) -> Value {
-        return fresh(a.tensor(0).shape, a.tensor(0).dtype);
-      });
+  static const Symbol& s = test_symbol(
+      "test.inplace", true, tag_bits({OpTag::IN_PLACE}),
+      [](const OpArgs& a) -> Value { return fresh(a.tensor(0).shape, a.tensor(0).dtype); });
   return call_symbol(s, {a});
 }
 

@@ -114,8 +114,8 @@ TEST(Tracing, GradDisabledDetaches) {
   Value a = ltorch::mul(x, 2.0);
   EXPECT_FALSE(a.proxy()->requires_grad);
   EXPECT_TRUE(a.proxy()->has_tag(ProxyTag::DETACHED_AUTOGRAD_GRAPH));
-  EXPECT_TRUE(t.bsyms.back().subsymbols.back().output.proxy()->has_tag(
-      ProxyTag::DETACHED_AUTOGRAD_GRAPH));
+  EXPECT_TRUE(
+      t.bsyms.back().subsymbols.back().output.proxy()->has_tag(ProxyTag::DETACHED_AUTOGRAD_GRAPH));
   s.ctx().grad_enabled = true;
   Value b = ltorch::mul(x, 2.0);
   EXPECT_TRUE(b.proxy()->requires_grad);

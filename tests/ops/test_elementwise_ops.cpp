@@ -32,19 +32,35 @@ void set_tolerances(OpSample& s, at::ScalarType result) {
   }
 }
 
+// The libtorch build may lack a CPU kernel for a dtype (1.13 has no float16
+// exp or clamp). Where the reference itself throws, thunder's eager op must
+// throw thunder::Error (naming the op) rather than something else; the jit
+// paths are skipped, as their kernels are the same libtorch calls.
+void check(OpSample s) {
+  std::vector<at::Tensor> want;
+  try {
+    want = s.torch_fn(s.inputs);
+  } catch (const c10::Error&) {
+    EXPECT_THROW(s.thunder_fn(TensorList(s.inputs.begin(), s.inputs.end())), Error) << s.name;
+    return;
+  }
+  set_tolerances(s, want.at(0).scalar_type());
+  check_sample(s);
+}
+
 OpSample unary_sample(const std::string& name, const at::Tensor& x, const T1& t, const A1& a) {
-  OpSample s{name, {x}, [t](const TensorList& v) { return TensorList{t(v[0])}; },
-             [a](const AtenList& v) { return AtenList{a(v[0])}; }};
-  set_tolerances(s, a(x).scalar_type());
-  return s;
+  return {name,
+          {x},
+          [t](const TensorList& v) { return TensorList{t(v[0])}; },
+          [a](const AtenList& v) { return AtenList{a(v[0])}; }};
 }
 
 OpSample binary_sample(const std::string& name, const at::Tensor& x, const at::Tensor& y,
                        const T2& t, const A2& a) {
-  OpSample s{name, {x, y}, [t](const TensorList& v) { return TensorList{t(v[0], v[1])}; },
-             [a](const AtenList& v) { return AtenList{a(v[0], v[1])}; }};
-  set_tolerances(s, a(x, y).scalar_type());
-  return s;
+  return {name,
+          {x, y},
+          [t](const TensorList& v) { return TensorList{t(v[0], v[1])}; },
+          [a](const AtenList& v) { return AtenList{a(v[0], v[1])}; }};
 }
 
 // Value ranges that keep an op in its domain.
@@ -52,9 +68,12 @@ enum class Domain { Any, Positive, AboveMinusOne };
 
 at::Tensor input(at::IntArrayRef shape, at::ScalarType dt, Domain d) {
   switch (d) {
-    case Domain::Any: return make_tensor(shape, dt);
-    case Domain::Positive: return make_tensor(shape, dt, at::isFloatingType(dt) ? 0.1 : 1, 3);
-    case Domain::AboveMinusOne: return make_tensor(shape, dt, at::isFloatingType(dt) ? -0.9 : 0, 3);
+    case Domain::Any:
+      return make_tensor(shape, dt);
+    case Domain::Positive:
+      return make_tensor(shape, dt, at::isFloatingType(dt) ? 0.1 : 1, 3);
+    case Domain::AboveMinusOne:
+      return make_tensor(shape, dt, at::isFloatingType(dt) ? -0.9 : 0, 3);
   }
   return {};
 }
@@ -94,23 +113,26 @@ struct UnaryOp {
 
 std::vector<UnaryOp> unary_ops() {
   return {
-      {"neg", [](const Tensor& x) { return neg(x); }, [](const at::Tensor& x) { return at::neg(x); },
-       Domain::Any, true, false},
+      {"neg", [](const Tensor& x) { return neg(x); },
+       [](const at::Tensor& x) { return at::neg(x); }, Domain::Any, true, false},
       {"unary -", [](const Tensor& x) { return -x; }, [](const at::Tensor& x) { return -x; },
        Domain::Any, true, false},
-      {"abs", [](const Tensor& x) { return abs(x); }, [](const at::Tensor& x) { return at::abs(x); },
-       Domain::Any, true, false},
-      {"exp", [](const Tensor& x) { return exp(x); }, [](const at::Tensor& x) { return at::exp(x); }},
-      {"log", [](const Tensor& x) { return log(x); }, [](const at::Tensor& x) { return at::log(x); },
-       Domain::Positive},
+      {"abs", [](const Tensor& x) { return abs(x); },
+       [](const at::Tensor& x) { return at::abs(x); }, Domain::Any, true, false},
+      {"exp", [](const Tensor& x) { return exp(x); },
+       [](const at::Tensor& x) { return at::exp(x); }},
+      {"log", [](const Tensor& x) { return log(x); },
+       [](const at::Tensor& x) { return at::log(x); }, Domain::Positive},
       {"log1p", [](const Tensor& x) { return log1p(x); },
        [](const at::Tensor& x) { return at::log1p(x); }, Domain::AboveMinusOne},
       {"sqrt", [](const Tensor& x) { return sqrt(x); },
        [](const at::Tensor& x) { return at::sqrt(x); }, Domain::Positive},
       {"rsqrt", [](const Tensor& x) { return rsqrt(x); },
        [](const at::Tensor& x) { return at::rsqrt(x); }, Domain::Positive},
-      {"sin", [](const Tensor& x) { return sin(x); }, [](const at::Tensor& x) { return at::sin(x); }},
-      {"cos", [](const Tensor& x) { return cos(x); }, [](const at::Tensor& x) { return at::cos(x); }},
+      {"sin", [](const Tensor& x) { return sin(x); },
+       [](const at::Tensor& x) { return at::sin(x); }},
+      {"cos", [](const Tensor& x) { return cos(x); },
+       [](const at::Tensor& x) { return at::cos(x); }},
       {"tanh", [](const Tensor& x) { return tanh(x); },
        [](const at::Tensor& x) { return at::tanh(x); }},
       {"sigmoid", [](const Tensor& x) { return sigmoid(x); },
@@ -119,7 +141,8 @@ std::vector<UnaryOp> unary_ops() {
        [](const at::Tensor& x) { return at::relu(x); }, Domain::Any, true, false},
       {"silu", [](const Tensor& x) { return silu(x); },
        [](const at::Tensor& x) { return at::silu(x); }, Domain::Any, false, false},
-      {"erf", [](const Tensor& x) { return erf(x); }, [](const at::Tensor& x) { return at::erf(x); }},
+      {"erf", [](const Tensor& x) { return erf(x); },
+       [](const at::Tensor& x) { return at::erf(x); }},
       {"reciprocal", [](const Tensor& x) { return reciprocal(x); },
        [](const at::Tensor& x) { return at::reciprocal(x); }, Domain::Positive},
       {"logical_not", [](const Tensor& x) { return logical_not(x); },
@@ -133,8 +156,7 @@ TEST(ElementwiseOps, Unary) {
       if (dt == at::kBool && !op.bools) continue;
       if (at::isIntegralType(dt, false) && !op.ints) continue;
       for (const auto& [shape, x] : inputs_of(dt, op.domain))
-        check_sample(unary_sample(std::string(op.name) + " " + tag(dt) + " " + shape, x, op.t,
-                                  op.a));
+        check(unary_sample(std::string(op.name) + " " + tag(dt) + " " + shape, x, op.t, op.a));
     }
   }
 }
@@ -143,58 +165,125 @@ TEST(ElementwiseOps, UnarySpecialValues) {
   at::Tensor x = at::tensor({0.0, -0.0, INFINITY, -INFINITY, NAN, 1e-30, -1e30});
   for (const UnaryOp& op : unary_ops()) {
     for (at::ScalarType dt : {at::kFloat, at::kDouble})
-      check_sample(unary_sample(std::string(op.name) + " special " + tag(dt), x.to(dt), op.t, op.a));
+      check(unary_sample(std::string(op.name) + " special " + tag(dt), x.to(dt), op.t, op.a));
   }
   // reciprocal of integer zero is inf after the int->float promotion.
-  check_sample(unary_sample("reciprocal int zero", at::tensor({0, 1, -2}, at::kInt),
-                            [](const Tensor& x) { return reciprocal(x); },
-                            [](const at::Tensor& x) { return at::reciprocal(x); }));
+  check(unary_sample(
+      "reciprocal int zero", at::tensor({0, 1, -2}, at::kInt),
+      [](const Tensor& x) { return reciprocal(x); },
+      [](const at::Tensor& x) { return at::reciprocal(x); }));
 }
 
 TEST(ElementwiseOps, MethodForms) {
   at::Tensor x = make_tensor({3, 2}, at::kFloat, 0.1, 2);
-  check_sample(unary_sample("method chain", x,
-                            [](const Tensor& t) {
-                              return t.exp().log().sqrt().rsqrt().sin().cos().tanh().sigmoid()
-                                  .relu().erf().reciprocal().abs().neg();
-                            },
-                            [](const at::Tensor& t) {
-                              return t.exp().log().sqrt().rsqrt().sin().cos().tanh().sigmoid()
-                                  .relu().erf().reciprocal().abs().neg();
-                            }));
-  check_sample(binary_sample("method binary", x, make_tensor({2}), [](const Tensor& a, const Tensor& b) {
-    return a.add(b, 2).sub(b).mul(b).div(b).pow(2).maximum(b).minimum(a).clamp(-1, 1).add(1.5)
-        .sub(0.5, 2).mul(3).div(4).pow(0.5);
-  }, [](const at::Tensor& a, const at::Tensor& b) {
-    return a.add(b, 2).sub(b).mul(b).div(b).pow(2).maximum(b).minimum(a).clamp(-1, 1).add(1.5)
-        .sub(0.5, 2).mul(3).div(4).pow(0.5);
-  }));
-  check_sample(binary_sample("method compare", x, make_tensor({2}), [](const Tensor& a, const Tensor& b) {
-    return a.eq(b).logical_or(a.ne(b)).logical_and(a.lt(b).logical_or(a.le(0.5)))
-        .logical_or(a.gt(b).logical_and(a.ge(1))).logical_or(a.eq(1.0)).logical_not()
-        .logical_or(a.ne(2)).logical_or(a.lt(0)).logical_or(b.gt(0));
-  }, [](const at::Tensor& a, const at::Tensor& b) {
-    return a.eq(b).logical_or(a.ne(b)).logical_and(a.lt(b).logical_or(a.le(0.5)))
-        .logical_or(a.gt(b).logical_and(a.ge(1))).logical_or(a.eq(1.0)).logical_not()
-        .logical_or(a.ne(2)).logical_or(a.lt(0)).logical_or(b.gt(0));
-  }));
+  check(unary_sample(
+      "method chain", x,
+      [](const Tensor& t) {
+        return t.exp()
+            .log()
+            .sqrt()
+            .rsqrt()
+            .sin()
+            .cos()
+            .tanh()
+            .sigmoid()
+            .relu()
+            .erf()
+            .reciprocal()
+            .abs()
+            .neg();
+      },
+      [](const at::Tensor& t) {
+        return t.exp()
+            .log()
+            .sqrt()
+            .rsqrt()
+            .sin()
+            .cos()
+            .tanh()
+            .sigmoid()
+            .relu()
+            .erf()
+            .reciprocal()
+            .abs()
+            .neg();
+      }));
+  check(binary_sample(
+      "method binary", x, make_tensor({2}),
+      [](const Tensor& a, const Tensor& b) {
+        return a.add(b, 2)
+            .sub(b)
+            .mul(b)
+            .div(b)
+            .pow(2)
+            .maximum(b)
+            .minimum(a)
+            .clamp(-1, 1)
+            .add(1.5)
+            .sub(0.5, 2)
+            .mul(3)
+            .div(4)
+            .pow(0.5);
+      },
+      [](const at::Tensor& a, const at::Tensor& b) {
+        return a.add(b, 2)
+            .sub(b)
+            .mul(b)
+            .div(b)
+            .pow(2)
+            .maximum(b)
+            .minimum(a)
+            .clamp(-1, 1)
+            .add(1.5)
+            .sub(0.5, 2)
+            .mul(3)
+            .div(4)
+            .pow(0.5);
+      }));
+  check(binary_sample(
+      "method compare", x, make_tensor({2}),
+      [](const Tensor& a, const Tensor& b) {
+        return a.eq(b)
+            .logical_or(a.ne(b))
+            .logical_and(a.lt(b).logical_or(a.le(0.5)))
+            .logical_or(a.gt(b).logical_and(a.ge(1)))
+            .logical_or(a.eq(1.0))
+            .logical_not()
+            .logical_or(a.ne(2))
+            .logical_or(a.lt(0))
+            .logical_or(b.gt(0));
+      },
+      [](const at::Tensor& a, const at::Tensor& b) {
+        return a.eq(b)
+            .logical_or(a.ne(b))
+            .logical_and(a.lt(b).logical_or(a.le(0.5)))
+            .logical_or(a.gt(b).logical_and(a.ge(1)))
+            .logical_or(a.eq(1.0))
+            .logical_not()
+            .logical_or(a.ne(2))
+            .logical_or(a.lt(0))
+            .logical_or(b.gt(0));
+      }));
 }
 
 struct BinaryOp {
   const char* name;
   T2 t;
   A2 a;
-  bool bools = true;          // defined when an operand is bool
-  Domain rhs = Domain::Any;   // the second operand's range
+  bool bools = true;         // defined when an operand is bool
+  Domain rhs = Domain::Any;  // the second operand's range
 };
 
 std::vector<BinaryOp> binary_ops() {
-#define OP(label, expr)                                                            \
-  label, [](const Tensor& x, const Tensor& y) { return expr; },                    \
+#define OP(label, expr)                                         \
+  label, [](const Tensor& x, const Tensor& y) { return expr; }, \
       [](const at::Tensor& x, const at::Tensor& y) { return expr; }
-#define FN(name)                                                                   \
-  #name, [](const Tensor& x, const Tensor& y) { return name(x, y); },              \
-      [](const at::Tensor& x, const at::Tensor& y) { return at::name(x, y); }
+#define FN(name)                                                       \
+#name,                                                               \
+      [](const Tensor& x,                                              \
+         const Tensor& y) { return name(x, y); },                      \
+                                               [](const at::Tensor& x, \
+                                                  const at::Tensor& y) { return at::name(x, y); }
   return {
       {OP("x + y", x + y)},
       {OP("x - y", x - y), false},
@@ -257,8 +346,7 @@ TEST(ElementwiseOps, BinarySameDtype) {
     for (at::ScalarType dt : kAllTypes) {
       if (!op.bools && dt == at::kBool) continue;
       for (const auto& [shape, x, y] : binary_inputs(dt, dt, op.rhs))
-        check_sample(binary_sample(std::string(op.name) + " " + tag(dt) + " " + shape, x, y, op.t,
-                                   op.a));
+        check(binary_sample(std::string(op.name) + " " + tag(dt) + " " + shape, x, y, op.t, op.a));
     }
   }
 }
@@ -267,8 +355,8 @@ TEST(ElementwiseOps, BinaryMixedDtypes) {
   // Tensor-tensor promotion (torch.promote_types), and 0-d tensors that only
   // promote across categories: f16[n] + f32[] stays f16, i32[n] + f64[] is f64.
   const std::pair<at::ScalarType, at::ScalarType> pairs[] = {
-      {at::kFloat, at::kDouble}, {at::kHalf, at::kFloat},   {at::kBFloat16, at::kHalf},
-      {at::kInt, at::kLong},     {at::kInt, at::kFloat},    {at::kBool, at::kInt},
+      {at::kFloat, at::kDouble}, {at::kHalf, at::kFloat},    {at::kBFloat16, at::kHalf},
+      {at::kInt, at::kLong},     {at::kInt, at::kFloat},     {at::kBool, at::kInt},
       {at::kBool, at::kHalf},    {at::kLong, at::kBFloat16}, {at::kDouble, at::kInt},
       {at::kBool, at::kDouble}};
   for (const BinaryOp& op : binary_ops()) {
@@ -276,12 +364,12 @@ TEST(ElementwiseOps, BinaryMixedDtypes) {
       for (auto [x, y] : {std::pair{a, b}, std::pair{b, a}}) {
         if (!op.bools && has_bool(x, y)) continue;
         std::string name = std::string(op.name) + " " + tag(x) + "," + tag(y);
-        check_sample(binary_sample(name + " [3, 4]", input({3, 4}, x, Domain::Any),
-                                   input({3, 4}, y, op.rhs), op.t, op.a));
-        check_sample(binary_sample(name + " [3, 4] 0-d", input({3, 4}, x, Domain::Any),
-                                   input({}, y, op.rhs), op.t, op.a));
-        check_sample(binary_sample(name + " 0-d [4]", input({}, x, Domain::Any),
-                                   input({4}, y, op.rhs), op.t, op.a));
+        check(binary_sample(name + " [3, 4]", input({3, 4}, x, Domain::Any),
+                            input({3, 4}, y, op.rhs), op.t, op.a));
+        check(binary_sample(name + " [3, 4] 0-d", input({3, 4}, x, Domain::Any),
+                            input({}, y, op.rhs), op.t, op.a));
+        check(binary_sample(name + " 0-d [4]", input({}, x, Domain::Any), input({4}, y, op.rhs),
+                            op.t, op.a));
       }
     }
   }
@@ -304,42 +392,68 @@ TEST(ElementwiseOps, NumberOperands) {
       bool no_bool = dt == at::kBool || n.is_bool();  // subtraction refuses bools
       auto s = [&](const std::string& what, const T1& t, const A1& a, Domain d = Domain::Any) {
         for (const auto& [shape, x] : inputs_of(dt, d))
-          check_sample(unary_sample(what + " " + tag(dt) + " " + nt + " " + shape, x, t, a));
+          check(unary_sample(what + " " + tag(dt) + " " + nt + " " + shape, x, t, a));
       };
-      s("x + n", [n](const Tensor& x) { return x + n; }, [c](const at::Tensor& x) { return x + c; });
-      s("n + x", [n](const Tensor& x) { return n + x; }, [c](const at::Tensor& x) { return c + x; });
-      s("x * n", [n](const Tensor& x) { return x * n; }, [c](const at::Tensor& x) { return x * c; });
-      s("n * x", [n](const Tensor& x) { return n * x; }, [c](const at::Tensor& x) { return c * x; });
-      s("x / n", [n](const Tensor& x) { return x / n; }, [c](const at::Tensor& x) { return x / c; });
-      s("n / x", [n](const Tensor& x) { return n / x; }, [c](const at::Tensor& x) { return at::div(wrapped(c), x); });
+      s(
+          "x + n", [n](const Tensor& x) { return x + n; },
+          [c](const at::Tensor& x) { return x + c; });
+      s(
+          "n + x", [n](const Tensor& x) { return n + x; },
+          [c](const at::Tensor& x) { return c + x; });
+      s(
+          "x * n", [n](const Tensor& x) { return x * n; },
+          [c](const at::Tensor& x) { return x * c; });
+      s(
+          "n * x", [n](const Tensor& x) { return n * x; },
+          [c](const at::Tensor& x) { return c * x; });
+      s(
+          "x / n", [n](const Tensor& x) { return x / n; },
+          [c](const at::Tensor& x) { return x / c; });
+      s(
+          "n / x", [n](const Tensor& x) { return n / x; },
+          [c](const at::Tensor& x) { return at::div(wrapped(c), x); });
       if (!no_bool) {
-        s("x - n", [n](const Tensor& x) { return x - n; },
-          [c](const at::Tensor& x) { return x - c; });
-        s("n - x", [n](const Tensor& x) { return n - x; },
-          [c](const at::Tensor& x) { return at::sub(wrapped(c), x); });
+        s(
+            "x - n", [n](const Tensor& x) { return x - n; },
+            [c](const at::Tensor& x) { return x - c; });
+        s(
+            "n - x", [n](const Tensor& x) { return n - x; },
+            [c](const at::Tensor& x) { return at::sub(wrapped(c), x); });
       }
-      s("x == n", [n](const Tensor& x) { return x == n; },
-        [c](const at::Tensor& x) { return x == c; });
-      s("x != n", [n](const Tensor& x) { return x != n; },
-        [c](const at::Tensor& x) { return x != c; });
-      s("x < n", [n](const Tensor& x) { return x < n; }, [c](const at::Tensor& x) { return x < c; });
-      s("x <= n", [n](const Tensor& x) { return x <= n; },
-        [c](const at::Tensor& x) { return x <= c; });
-      s("x > n", [n](const Tensor& x) { return x > n; }, [c](const at::Tensor& x) { return x > c; });
-      s("x >= n", [n](const Tensor& x) { return x >= n; },
-        [c](const at::Tensor& x) { return x >= c; });
-      s("eq", [n](const Tensor& x) { return eq(x, n); },
-        [c](const at::Tensor& x) { return at::eq(x, c); });
-      s("lt", [n](const Tensor& x) { return lt(x, n); },
-        [c](const at::Tensor& x) { return at::lt(x, c); });
+      s(
+          "x == n", [n](const Tensor& x) { return x == n; },
+          [c](const at::Tensor& x) { return x == c; });
+      s(
+          "x != n", [n](const Tensor& x) { return x != n; },
+          [c](const at::Tensor& x) { return x != c; });
+      s(
+          "x < n", [n](const Tensor& x) { return x < n; },
+          [c](const at::Tensor& x) { return x < c; });
+      s(
+          "x <= n", [n](const Tensor& x) { return x <= n; },
+          [c](const at::Tensor& x) { return x <= c; });
+      s(
+          "x > n", [n](const Tensor& x) { return x > n; },
+          [c](const at::Tensor& x) { return x > c; });
+      s(
+          "x >= n", [n](const Tensor& x) { return x >= n; },
+          [c](const at::Tensor& x) { return x >= c; });
+      s(
+          "eq", [n](const Tensor& x) { return eq(x, n); },
+          [c](const at::Tensor& x) { return at::eq(x, c); });
+      s(
+          "lt", [n](const Tensor& x) { return lt(x, n); },
+          [c](const at::Tensor& x) { return at::lt(x, c); });
       // Integers to negative integer powers are an error (tested below).
       bool neg_int_pow = at::isIntegralType(dt, true) && !n.is_floating_point() && c.toDouble() < 0;
       if (dt != at::kBool && !neg_int_pow)
-        s("pow(x, n)", [n](const Tensor& x) { return pow(x, n); },
-          [c](const at::Tensor& x) { return at::pow(x, c); }, Domain::Positive);
+        s(
+            "pow(x, n)", [n](const Tensor& x) { return pow(x, n); },
+            [c](const at::Tensor& x) { return at::pow(x, c); }, Domain::Positive);
       if (!n.is_bool())
-        s("pow(n, x)", [n](const Tensor& x) { return pow(n, x); },
-          [c](const at::Tensor& x) { return at::pow(c, x); }, Domain::Positive);
+        s(
+            "pow(n, x)", [n](const Tensor& x) { return pow(n, x); },
+            [c](const at::Tensor& x) { return at::pow(c, x); }, Domain::Positive);
     }
   }
 }
@@ -374,21 +488,26 @@ TEST(ElementwiseOps, PromotionExamples) {
       {"2 / i32 -> f32", i32, [](const Tensor& x) { return 2 / x; },
        [](const at::Tensor& x) { return at::div(wrapped(2), x); }, at::kFloat},
       {"x / int tensor -> f32", i32,
-       [](const Tensor& x) { return x / Tensor(at::tensor({2, 3, 4}, at::kInt)); },
-       [](const at::Tensor& x) { return x / at::tensor({2, 3, 4}, at::kInt); }, at::kFloat},
+       [](const Tensor& x) {
+         return x / Tensor(at::tensor({2, 3, 4}, at::kInt));
+       },
+       [](const at::Tensor& x) {
+         return x / at::tensor({2, 3, 4}, at::kInt);
+       },
+       at::kFloat},
       {"i64 / i64 -> f32", i64, [](const Tensor& x) { return x / x.add(10); },
        [](const at::Tensor& x) { return x / x.add(10); }, at::kFloat},
       {"i32 / 2 -> f32", i32, [](const Tensor& x) { return x / 2; },
        [](const at::Tensor& x) { return x / 2; }, at::kFloat},
       {"f16 + f32 0-d stays f16", f16,
-       [](const Tensor& x) { return x + Tensor(at::tensor(1.5f)); },
-       [](const at::Tensor& x) { return x + at::tensor(1.5f); }, at::kHalf},
+       [](const Tensor& x) { return x + Tensor(at::scalar_tensor(1.5f)); },
+       [](const at::Tensor& x) { return x + at::scalar_tensor(1.5f); }, at::kHalf},
       {"i32 + f64 0-d -> f64", i32,
-       [](const Tensor& x) { return x + Tensor(at::tensor(1.5, at::kDouble)); },
-       [](const at::Tensor& x) { return x + at::tensor(1.5, at::kDouble); }, at::kDouble},
+       [](const Tensor& x) { return x + Tensor(at::scalar_tensor(1.5, at::kDouble)); },
+       [](const at::Tensor& x) { return x + at::scalar_tensor(1.5, at::kDouble); }, at::kDouble},
       {"i32 + i64 0-d stays i32", i32,
-       [](const Tensor& x) { return x + Tensor(at::tensor(7, at::kLong)); },
-       [](const at::Tensor& x) { return x + at::tensor(7, at::kLong); }, at::kInt},
+       [](const Tensor& x) { return x + Tensor(at::scalar_tensor(7, at::kLong)); },
+       [](const at::Tensor& x) { return x + at::scalar_tensor(7, at::kLong); }, at::kInt},
       {"exp(i64) -> f32", i64, [](const Tensor& x) { return exp(x); },
        [](const at::Tensor& x) { return at::exp(x); }, at::kFloat},
       {"sqrt(bool) -> f32", b, [](const Tensor& x) { return sqrt(x); },
@@ -400,7 +519,7 @@ TEST(ElementwiseOps, PromotionExamples) {
   };
   for (const Case& c : cases) {
     EXPECT_EQ(c.a(c.x).scalar_type(), c.want) << c.name << " (libtorch itself)";
-    check_sample(unary_sample(c.name, c.x, c.t, c.a));
+    check(unary_sample(c.name, c.x, c.t, c.a));
   }
 }
 
@@ -426,38 +545,34 @@ TEST(ElementwiseOps, Alpha) {
                                                 : c10::Scalar(c.alpha.to_double());
     Scalar al = c.alpha;
     for (const auto& [shape, x, y] : binary_inputs(c.a, c.b, Domain::Any)) {
-      check_sample(binary_sample("add " + c.name + " " + shape, x, y,
-                                 [al](const Tensor& a, const Tensor& b) { return add(a, b, al); },
-                                 [alpha](const at::Tensor& a, const at::Tensor& b) {
-                                   return at::add(a, b, alpha);
-                                 }));
-      check_sample(binary_sample("sub " + c.name + " " + shape, x, y,
-                                 [al](const Tensor& a, const Tensor& b) { return sub(a, b, al); },
-                                 [alpha](const at::Tensor& a, const at::Tensor& b) {
-                                   return at::sub(a, b, alpha);
-                                 }));
+      check(binary_sample(
+          "add " + c.name + " " + shape, x, y,
+          [al](const Tensor& a, const Tensor& b) { return add(a, b, al); },
+          [alpha](const at::Tensor& a, const at::Tensor& b) { return at::add(a, b, alpha); }));
+      check(binary_sample(
+          "sub " + c.name + " " + shape, x, y,
+          [al](const Tensor& a, const Tensor& b) { return sub(a, b, al); },
+          [alpha](const at::Tensor& a, const at::Tensor& b) { return at::sub(a, b, alpha); }));
     }
     // A number second operand.
-    check_sample(unary_sample("add number " + c.name, make_tensor({4}, c.a),
-                              [al](const Tensor& a) { return add(a, 3, al); },
-                              [alpha](const at::Tensor& a) { return at::add(a, 3, alpha); }));
-    check_sample(unary_sample("sub number " + c.name, make_tensor({4}, c.a),
-                              [al](const Tensor& a) { return sub(a, 3, al); },
-                              [alpha](const at::Tensor& a) { return at::sub(a, 3, alpha); }));
+    check(unary_sample(
+        "add number " + c.name, make_tensor({4}, c.a),
+        [al](const Tensor& a) { return add(a, 3, al); },
+        [alpha](const at::Tensor& a) { return at::add(a, 3, alpha); }));
+    check(unary_sample(
+        "sub number " + c.name, make_tensor({4}, c.a),
+        [al](const Tensor& a) { return sub(a, 3, al); },
+        [alpha](const at::Tensor& a) { return at::sub(a, 3, alpha); }));
   }
   // Bool alpha with a bool result.
-  check_sample(binary_sample("add bool alpha True", make_tensor({5}, at::kBool),
-                             make_tensor({5}, at::kBool),
-                             [](const Tensor& a, const Tensor& b) { return add(a, b, true); },
-                             [](const at::Tensor& a, const at::Tensor& b) {
-                               return at::add(a, b, true);
-                             }));
-  check_sample(binary_sample("add bool alpha False", make_tensor({5}, at::kBool),
-                             make_tensor({5}, at::kBool),
-                             [](const Tensor& a, const Tensor& b) { return add(a, b, false); },
-                             [](const at::Tensor& a, const at::Tensor& b) {
-                               return at::add(a, b, false);
-                             }));
+  check(binary_sample(
+      "add bool alpha True", make_tensor({5}, at::kBool), make_tensor({5}, at::kBool),
+      [](const Tensor& a, const Tensor& b) { return add(a, b, true); },
+      [](const at::Tensor& a, const at::Tensor& b) { return at::add(a, b, true); }));
+  check(binary_sample(
+      "add bool alpha False", make_tensor({5}, at::kBool), make_tensor({5}, at::kBool),
+      [](const Tensor& a, const Tensor& b) { return add(a, b, false); },
+      [](const at::Tensor& a, const at::Tensor& b) { return at::add(a, b, false); }));
 }
 
 TEST(ElementwiseOps, Clamp) {
@@ -485,21 +600,25 @@ TEST(ElementwiseOps, Clamp) {
       auto lo = b.lo, hi = b.hi;
       auto alo = c10opt(lo), ahi = c10opt(hi);
       for (const auto& [shape, x] : inputs_of(dt, Domain::Any))
-        check_sample(unary_sample("clamp " + b.name + " " + tag(dt) + " " + shape, x,
-                                  [lo, hi](const Tensor& t) { return clamp(t, lo, hi); },
-                                  [alo, ahi](const at::Tensor& t) { return at::clamp(t, alo, ahi); }));
+        check(unary_sample(
+            "clamp " + b.name + " " + tag(dt) + " " + shape, x,
+            [lo, hi](const Tensor& t) { return clamp(t, lo, hi); },
+            [alo, ahi](const at::Tensor& t) { return at::clamp(t, alo, ahi); }));
     }
   }
   // Integer tensors with float bounds promote (torch's clamp takes part in promotion).
-  check_sample(unary_sample("clamp i32 min 0.5 -> f32", make_tensor({6}, at::kInt),
-                            [](const Tensor& t) { return clamp(t, 0.5); },
-                            [](const at::Tensor& t) { return at::clamp(t, 0.5); }));
-  check_sample(unary_sample("clamp bool int bounds -> i64", make_tensor({6}, at::kBool),
-                            [](const Tensor& t) { return clamp(t, 0, 1); },
-                            [](const at::Tensor& t) { return at::clamp(t, 0, 1); }));
-  check_sample(unary_sample("clamp keeps nan", at::tensor({NAN, 1.0f, -5.0f}),
-                            [](const Tensor& t) { return clamp(t, -1, 0.5); },
-                            [](const at::Tensor& t) { return at::clamp(t, -1, 0.5); }));
+  check(unary_sample(
+      "clamp i32 min 0.5 -> f32", make_tensor({6}, at::kInt),
+      [](const Tensor& t) { return clamp(t, 0.5); },
+      [](const at::Tensor& t) { return at::clamp(t, 0.5); }));
+  check(unary_sample(
+      "clamp bool int bounds -> i64", make_tensor({6}, at::kBool),
+      [](const Tensor& t) { return clamp(t, 0, 1); },
+      [](const at::Tensor& t) { return at::clamp(t, 0, 1); }));
+  check(unary_sample(
+      "clamp keeps nan", at::tensor({NAN, 1.0f, -5.0f}),
+      [](const Tensor& t) { return clamp(t, -1, 0.5); },
+      [](const at::Tensor& t) { return at::clamp(t, -1, 0.5); }));
 }
 
 TEST(ElementwiseOps, Where) {
@@ -511,41 +630,47 @@ TEST(ElementwiseOps, Where) {
   auto sample3 = [&](const std::string& name, std::vector<at::Tensor> in) {
     OpSample s{name, in, [tw](const TensorList& v) { return TensorList{tw(v[0], v[1], v[2])}; },
                [aw](const AtenList& v) { return AtenList{aw(v[0], v[1], v[2])}; }};
-    set_tolerances(s, aw(in[0], in[1], in[2]).scalar_type());
-    check_sample(s);
+    check(s);
   };
   for (at::ScalarType dt : kAllTypes) {
-    sample3("same shape " + tag(dt), {cond({2, 3}), make_tensor({2, 3}, dt), make_tensor({2, 3}, dt)});
-    sample3("broadcast all " + tag(dt), {cond({3, 1}), make_tensor({1, 4}, dt), make_tensor({4}, dt)});
+    sample3("same shape " + tag(dt),
+            {cond({2, 3}), make_tensor({2, 3}, dt), make_tensor({2, 3}, dt)});
+    sample3("broadcast all " + tag(dt),
+            {cond({3, 1}), make_tensor({1, 4}, dt), make_tensor({4}, dt)});
     sample3("0-d cond " + tag(dt), {cond({}), make_tensor({2, 2}, dt), make_tensor({2, 2}, dt)});
     sample3("0-d all " + tag(dt), {cond({}), make_tensor({}, dt), make_tensor({}, dt)});
     sample3("empty " + tag(dt), {cond({0, 2}), make_tensor({0, 2}, dt), make_tensor({2}, dt)});
-    sample3("non-contiguous " + tag(dt),
-            {cond({4, 3}).t(), make_noncontiguous({3, 4}, dt), make_tensor({4, 6}, dt).slice(1, 0, 6, 2).t()});
+    sample3("non-contiguous " + tag(dt), {cond({4, 3}).t(), make_noncontiguous({3, 4}, dt),
+                                          make_tensor({4, 6}, dt).slice(1, 0, 6, 2).t()});
   }
   sample3("promote f32 f64", {cond({5}), make_tensor({5}), make_tensor({5}, at::kDouble)});
   sample3("promote i32 f16", {cond({5}), make_tensor({5}, at::kInt), make_tensor({5}, at::kHalf)});
-  sample3("promote bool i64", {cond({5}), make_tensor({5}, at::kBool), make_tensor({5}, at::kLong)});
+  sample3("promote bool i64",
+          {cond({5}), make_tensor({5}, at::kBool), make_tensor({5}, at::kLong)});
   sample3("promote f16 f32 0-d", {cond({5}), make_tensor({5}, at::kHalf), make_tensor({})});
 
   // Number branches.
-  auto sample1 = [&](const std::string& name, const at::Tensor& c, const at::Tensor& x,
-                     const T2& t, const A2& a) { check_sample(binary_sample(name, c, x, t, a)); };
+  auto sample1 = [&](const std::string& name, const at::Tensor& c, const at::Tensor& x, const T2& t,
+                     const A2& a) { check(binary_sample(name, c, x, t, a)); };
   for (at::ScalarType dt : kAllTypes) {
-    sample1("where(c, x, 0.5) " + tag(dt), cond({3, 4}), make_tensor({4}, dt),
-            [](const Tensor& c, const Tensor& x) { return where(c, x, 0.5); },
-            [](const at::Tensor& c, const at::Tensor& x) { return at::where(c, x, 0.5); });
-    sample1("where(c, 2, x) " + tag(dt), cond({4}), make_tensor({3, 4}, dt),
-            [](const Tensor& c, const Tensor& x) { return where(c, 2, x); },
-            [](const at::Tensor& c, const at::Tensor& x) { return at::where(c, 2, x); });
-    sample1("where(c, x, True) " + tag(dt), cond({4}), make_tensor({4}, dt),
-            [](const Tensor& c, const Tensor& x) { return where(c, x, true); },
-            [](const at::Tensor& c, const at::Tensor& x) { return at::where(c, x, true); });
+    sample1(
+        "where(c, x, 0.5) " + tag(dt), cond({3, 4}), make_tensor({4}, dt),
+        [](const Tensor& c, const Tensor& x) { return where(c, x, 0.5); },
+        [](const at::Tensor& c, const at::Tensor& x) { return at::where(c, x, 0.5); });
+    sample1(
+        "where(c, 2, x) " + tag(dt), cond({4}), make_tensor({3, 4}, dt),
+        [](const Tensor& c, const Tensor& x) { return where(c, 2, x); },
+        [](const at::Tensor& c, const at::Tensor& x) { return at::where(c, 2, x); });
+    sample1(
+        "where(c, x, True) " + tag(dt), cond({4}), make_tensor({4}, dt),
+        [](const Tensor& c, const Tensor& x) { return where(c, x, true); },
+        [](const at::Tensor& c, const at::Tensor& x) { return at::where(c, x, true); });
   }
-  auto both = [&](const std::string& name, const at::Tensor& c, Scalar a, Scalar b,
-                  c10::Scalar ca, c10::Scalar cb) {
-    check_sample(unary_sample(name, c, [a, b](const Tensor& t) { return where(t, a, b); },
-                              [ca, cb](const at::Tensor& t) { return at::where(t, ca, cb); }));
+  auto both = [&](const std::string& name, const at::Tensor& c, Scalar a, Scalar b, c10::Scalar ca,
+                  c10::Scalar cb) {
+    check(unary_sample(
+        name, c, [a, b](const Tensor& t) { return where(t, a, b); },
+        [ca, cb](const at::Tensor& t) { return at::where(t, ca, cb); }));
   };
   both("where(c, 1, 0) -> i64", cond({2, 3}), 1, 0, 1, 0);
   both("where(c, 1.5, 0) -> f32", cond({2, 3}), 1.5, 0, 1.5, 0);
@@ -558,13 +683,37 @@ TEST(ElementwiseOps, Where) {
 TEST(ElementwiseOps, NumberProxies) {
   at::Tensor x = make_tensor({3, 2});
   auto jfn = jit([](const Tensor& t, const Scalar& s) {
-    return TensorList{t * s, s * t, t + s, t - s, s - t, t / s, s / t, add(t, t, s), t > s,
-                      clamp(t, s), where(t > 0, t, s)};
+    return TensorList{t * s,
+                      s * t,
+                      t + s,
+                      t - s,
+                      s - t,
+                      t / s,
+                      s / t,
+                      add(t, t, s),
+                      t > s,
+                      clamp(t, s),
+                      where(t > 0, t, s),
+                      add(t, 2, s),
+                      sub(t, s, 3),
+                      add(t, s, s)};
   });
   for (double v : {2.5, -0.5, 3.0}) {
     TensorList got = jfn(x, Scalar(v));
-    AtenList want = {x * v, v * x, x + v, x - v, v - x, x / v, v / x, at::add(x, x, v), x > v,
-                     at::clamp(x, v), at::where(x > 0, x, v)};
+    AtenList want = {x * v,
+                     v * x,
+                     x + v,
+                     x - v,
+                     v - x,
+                     x / v,
+                     v / x,
+                     at::add(x, x, v),
+                     x > v,
+                     at::clamp(x, v),
+                     at::where(x > 0, x, v),
+                     at::add(x, 2, v),
+                     at::sub(x, v, 3),
+                     at::add(x, v, v)};
     AtenList g;
     for (const Tensor& t : got) g.push_back(t.aten());
     expect_same(g, want, 1e-6, 1e-6, "value " + std::to_string(v));

@@ -30,37 +30,44 @@ TEST(FactoryOps, ZerosOnesFull) {
     for (std::vector<int64_t> shape : {std::vector<int64_t>{2, 3}, {}, {0, 4}, {5}, {1, 2, 1}}) {
       auto o = at::TensorOptions().dtype(dt);
       std::string tag = std::string(at::toString(dt)) + " " + c10::str(shape);
-      check_sample(factory("zeros " + tag, [=] { return zeros(shape, o); },
-                           [=] { return at::zeros(shape, o); }));
-      check_sample(factory("ones " + tag, [=] { return ones(shape, o); },
-                           [=] { return at::ones(shape, o); }));
-      check_sample(factory("full 1 " + tag, [=] { return full(shape, 1, o); },
-                           [=] { return at::full(shape, 1, o); }));
+      check_sample(factory(
+          "zeros " + tag, [=] { return zeros(shape, o); }, [=] { return at::zeros(shape, o); }));
+      check_sample(factory(
+          "ones " + tag, [=] { return ones(shape, o); }, [=] { return at::ones(shape, o); }));
+      check_sample(factory(
+          "full 1 " + tag, [=] { return full(shape, 1, o); },
+          [=] { return at::full(shape, 1, o); }));
       if (dt != at::kBool) {
-        check_sample(factory("full -3 " + tag, [=] { return full(shape, -3, o); },
-                             [=] { return at::full(shape, -3, o); }));
+        check_sample(factory(
+            "full -3 " + tag, [=] { return full(shape, -3, o); },
+            [=] { return at::full(shape, -3, o); }));
       }
       if (at::isFloatingType(dt)) {
-        check_sample(factory("full 2.5 " + tag, [=] { return full(shape, 2.5, o); },
-                             [=] { return at::full(shape, 2.5, o); }));
+        check_sample(factory(
+            "full 2.5 " + tag, [=] { return full(shape, 2.5, o); },
+            [=] { return at::full(shape, 2.5, o); }));
       }
     }
   }
   // Default dtypes: float32 for zeros/ones; the fill value's kind for full.
-  check_sample(factory("zeros default", [] { return zeros({3}); }, [] { return at::zeros({3}); }));
-  check_sample(factory("ones default", [] { return ones({3}); }, [] { return at::ones({3}); }));
-  check_sample(factory("full int -> int64", [] { return full({2}, 7); },
-                       [] { return at::full({2}, 7); }));
-  check_sample(factory("full bool -> bool", [] { return full({2}, true); },
-                       [] { return at::full({2}, true); }));
-  check_sample(factory("full float -> float32", [] { return full({2}, 0.25); },
-                       [] { return at::full({2}, 0.25); }));
-  check_sample(factory("full float into int truncates", [] { return full({2}, 2.7, at::kInt); },
-                       [] { return at::full({2}, 2.7, at::kInt); }));
-  check_sample(factory("full 2 into bool", [] { return full({2}, 2, at::kBool); },
-                       [] { return at::full({2}, 2, at::kBool); }));
-  check_sample(factory("full -inf", [] { return full({2}, -INFINITY); },
-                       [] { return at::full({2}, -INFINITY); }));
+  check_sample(factory(
+      "zeros default", [] { return zeros({3}); }, [] { return at::zeros({3}); }));
+  check_sample(factory(
+      "ones default", [] { return ones({3}); }, [] { return at::ones({3}); }));
+  check_sample(factory(
+      "full int -> int64", [] { return full({2}, 7); }, [] { return at::full({2}, 7); }));
+  check_sample(factory(
+      "full bool -> bool", [] { return full({2}, true); }, [] { return at::full({2}, true); }));
+  check_sample(factory(
+      "full float -> float32", [] { return full({2}, 0.25); }, [] { return at::full({2}, 0.25); }));
+  check_sample(factory(
+      "full float into int truncates", [] { return full({2}, 2.7, at::kInt); },
+      [] { return at::full({2}, 2.7, at::kInt); }));
+  check_sample(factory(
+      "full 2 into bool", [] { return full({2}, 2, at::kBool); },
+      [] { return at::full({2}, 2, at::kBool); }));
+  check_sample(factory(
+      "full -inf", [] { return full({2}, -INFINITY); }, [] { return at::full({2}, -INFINITY); }));
 }
 
 TEST(FactoryOps, Empty) {
@@ -70,7 +77,7 @@ TEST(FactoryOps, Empty) {
     EXPECT_EQ(e.sizes(), at::IntArrayRef({2, 3}));
     EXPECT_EQ(e.dtype(), dt);
     for (const char* exec : {"aten", "aten_prims"}) {
-      auto jfn = jit([o](const Tensor& x) { return empty({4, 0}, o) ; }, {.executors = {exec}});
+      auto jfn = jit([o](const Tensor& x) { return empty({4, 0}, o); }, {.executors = {exec}});
       Tensor j = jfn(at::zeros({1}));
       EXPECT_EQ(j.sizes(), at::IntArrayRef({4, 0}));
       EXPECT_EQ(j.dtype(), dt);
@@ -85,15 +92,23 @@ TEST(FactoryOps, Empty) {
 // computes start + step * i and rounds once, while ATen's vectorised CPU
 // kernel rounds each vector's base (start + step * i0) before adding
 // step * lane, so results may differ by an ulp or two.
-OpSample arange_sample(std::string name, std::function<Tensor()> t,
-                       std::function<at::Tensor()> a) {
+OpSample arange_sample(std::string name, std::function<Tensor()> t, std::function<at::Tensor()> a) {
   OpSample s = factory(std::move(name), std::move(t), a);
   switch (a().scalar_type()) {
-    case at::kDouble: s.prims_rtol = 5e-16, s.prims_atol = 1e-16; break;
-    case at::kFloat: s.prims_rtol = 3e-7, s.prims_atol = 1e-7; break;
-    case at::kHalf: s.prims_rtol = 2e-3, s.prims_atol = 1e-3; break;
-    case at::kBFloat16: s.prims_rtol = 1.6e-2, s.prims_atol = 1e-2; break;
-    default: break;  // integers are exact
+    case at::kDouble:
+      s.prims_rtol = 5e-16, s.prims_atol = 1e-16;
+      break;
+    case at::kFloat:
+      s.prims_rtol = 3e-7, s.prims_atol = 1e-7;
+      break;
+    case at::kHalf:
+      s.prims_rtol = 2e-3, s.prims_atol = 1e-3;
+      break;
+    case at::kBFloat16:
+      s.prims_rtol = 1.6e-2, s.prims_atol = 1e-2;
+      break;
+    default:
+      break;  // integers are exact
   }
   return s;
 }
@@ -103,10 +118,10 @@ TEST(FactoryOps, Arange) {
     double start, end, step;
     bool integral;  // pass as integers
   };
-  const Case cases[] = {{0, 5, 1, true},     {1, 10, 3, true},     {10, 0, -3, true},
-                        {-4, 4, 2, true},    {5, 5, 1, true},      {0, 1, 0.1, false},
-                        {-2.5, 2.5, 0.5, false}, {0.5, 5, 1, false}, {0, 4.5, 1, false},
-                        {3, -1.25, -0.75, false}, {0, 100, 7, true}, {1e3, 1e3 + 1, 0.01, false}};
+  const Case cases[] = {{0, 5, 1, true},          {1, 10, 3, true},   {10, 0, -3, true},
+                        {-4, 4, 2, true},         {5, 5, 1, true},    {0, 1, 0.1, false},
+                        {-2.5, 2.5, 0.5, false},  {0.5, 5, 1, false}, {0, 4.5, 1, false},
+                        {3, -1.25, -0.75, false}, {0, 100, 7, true},  {1e3, 1e3 + 1, 0.01, false}};
   for (const Case& c : cases) {
     Scalar s = c.integral ? Scalar(static_cast<int64_t>(c.start)) : Scalar(c.start);
     Scalar e = c.integral ? Scalar(static_cast<int64_t>(c.end)) : Scalar(c.end);
@@ -118,57 +133,71 @@ TEST(FactoryOps, Arange) {
     c10::Scalar as = to_c10(s), ae = to_c10(e), ast = to_c10(st);
     std::string tag = c10::str("arange(", c.start, ", ", c.end, ", ", c.step, ")");
     // Default dtype: int64 for integral arguments, else float32.
-    check_sample(arange_sample(tag, [=] { return arange(s, e, st); },
-                               [=] { return at::arange(as, ae, ast); }));
+    check_sample(arange_sample(
+        tag, [=] { return arange(s, e, st); }, [=] { return at::arange(as, ae, ast); }));
     for (at::ScalarType dt : kAllTypes) {
       if (dt == at::kBool) continue;
       // A fractional step truncates to 0 for integer dtypes (an error, tested below).
       if (at::isIntegralType(dt, false) && std::abs(c.step) < 1) continue;
       auto o = at::TensorOptions().dtype(dt);
-      check_sample(arange_sample(tag + " " + at::toString(dt),
-                                 [=] { return arange(s, e, st, o); },
-                                 [=] { return at::arange(as, ae, ast, o); }));
+      check_sample(arange_sample(
+          tag + " " + at::toString(dt), [=] { return arange(s, e, st, o); },
+          [=] { return at::arange(as, ae, ast, o); }));
     }
   }
-  check_sample(factory("arange(end)", [] { return arange(6); }, [] { return at::arange(6); }));
-  check_sample(arange_sample("arange(float end)", [] { return arange(2.5); },
-                       [] { return at::arange(2.5); }));
-  check_sample(factory("arange(end, f64)", [] { return arange(4, at::kDouble); },
-                       [] { return at::arange(4, at::kDouble); }));
-  check_sample(factory("arange bool args", [] { return arange(false, true, true); },
-                       [] { return at::arange(false, true, true); }));
+  check_sample(factory(
+      "arange(end)", [] { return arange(6); }, [] { return at::arange(6); }));
+  check_sample(arange_sample(
+      "arange(float end)", [] { return arange(2.5); }, [] { return at::arange(2.5); }));
+  check_sample(factory(
+      "arange(end, f64)", [] { return arange(4, at::kDouble); },
+      [] { return at::arange(4, at::kDouble); }));
+  check_sample(factory(
+      "arange bool args", [] { return arange(false, true, true); },
+      [] { return at::arange(false, true, true); }));
   // Large int64 values stay exact (past 2^53).
   int64_t big = (int64_t{1} << 60) + 1;
-  check_sample(factory("arange big int64", [=] { return arange(big, big + 5, 2); },
-                       [=] { return at::arange(big, big + 5, 2); }));
+  check_sample(factory(
+      "arange big int64", [=] { return arange(big, big + 5, 2); },
+      [=] { return at::arange(big, big + 5, 2); }));
 }
 
 TEST(FactoryOps, Like) {
-  std::vector<at::Tensor> inputs = {make_tensor({2, 3}),        make_tensor({4}, at::kDouble),
-                                    make_tensor({}, at::kHalf), make_tensor({3, 0}, at::kInt),
+  std::vector<at::Tensor> inputs = {make_tensor({2, 3}),         make_tensor({4}, at::kDouble),
+                                    make_tensor({}, at::kHalf),  make_tensor({3, 0}, at::kInt),
                                     make_tensor({2}, at::kLong), make_tensor({3}, at::kBool),
-                                    make_noncontiguous({3, 4}), make_tensor({2}, at::kBFloat16)};
+                                    make_noncontiguous({3, 4}),  make_tensor({2}, at::kBFloat16)};
   for (const at::Tensor& x : inputs) {
     std::string tag = c10::str(x.scalar_type(), x.sizes());
     auto sample = [&](std::string name, std::function<Tensor(const Tensor&)> t,
                       std::function<at::Tensor(const at::Tensor&)> a) {
-      check_sample({name + " " + tag, {x},
+      check_sample({name + " " + tag,
+                    {x},
                     [t](const TensorList& xs) { return TensorList{t(xs[0])}; },
-                    [a](const AtenList& xs) { return AtenList{a(xs[0])}; }, 0.0, 0.0, 0.0, 0.0});
+                    [a](const AtenList& xs) { return AtenList{a(xs[0])}; },
+                    0.0,
+                    0.0,
+                    0.0,
+                    0.0});
     };
-    sample("zeros_like", [](const Tensor& t) { return zeros_like(t); },
-           [](const at::Tensor& t) { return at::zeros_like(t); });
-    sample("ones_like", [](const Tensor& t) { return ones_like(t); },
-           [](const at::Tensor& t) { return at::ones_like(t); });
-    sample("full_like", [](const Tensor& t) { return full_like(t, 1); },
-           [](const at::Tensor& t) { return at::full_like(t, 1); });
+    sample(
+        "zeros_like", [](const Tensor& t) { return zeros_like(t); },
+        [](const at::Tensor& t) { return at::zeros_like(t); });
+    sample(
+        "ones_like", [](const Tensor& t) { return ones_like(t); },
+        [](const at::Tensor& t) { return at::ones_like(t); });
+    sample(
+        "full_like", [](const Tensor& t) { return full_like(t, 1); },
+        [](const at::Tensor& t) { return at::full_like(t, 1); });
     if (at::isFloatingType(x.scalar_type())) {
-      sample("full_like 0.5", [](const Tensor& t) { return full_like(t, 0.5); },
-             [](const at::Tensor& t) { return at::full_like(t, 0.5); });
+      sample(
+          "full_like 0.5", [](const Tensor& t) { return full_like(t, 0.5); },
+          [](const at::Tensor& t) { return at::full_like(t, 0.5); });
     }
     // The result takes the input's dtype and device, whatever else is computed.
-    sample("x + zeros_like(x)", [](const Tensor& t) { return t + zeros_like(t); },
-           [](const at::Tensor& t) { return t + at::zeros_like(t); });
+    sample(
+        "x + zeros_like(x)", [](const Tensor& t) { return t + zeros_like(t); },
+        [](const at::Tensor& t) { return t + at::zeros_like(t); });
     Tensor e = empty_like(Tensor(x));
     EXPECT_EQ(e.sizes(), x.sizes());
     EXPECT_EQ(e.dtype(), x.scalar_type());
@@ -180,8 +209,8 @@ TEST(FactoryOps, FactoriesAppearInTrace) {
     return x + zeros({3}) + ones({3}, at::kDouble) + full({3}, 2.0) + arange(3) + zeros_like(x);
   };
   at::Tensor x = make_tensor({3});
-  auto want = x + at::zeros({3}) + at::ones({3}, at::kDouble) + at::full({3}, 2.0) +
-              at::arange(3) + at::zeros_like(x);
+  auto want = x + at::zeros({3}) + at::ones({3}, at::kDouble) + at::full({3}, 2.0) + at::arange(3) +
+              at::zeros_like(x);
   auto jfn = jit(fn, {.executors = {"aten"}});
   Tensor out = jfn(x);
   expect_same({out.aten()}, {want}, 0, 0, "jit");
@@ -231,8 +260,8 @@ TEST(FactoryOps, RandomShapesDtypesAndRanges) {
   for (at::ScalarType dt : {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}) {
     for (const char* exec : {"", "aten", "aten_prims"}) {
       auto fn = [dt](const Tensor& x) {
-        return TensorList{rand({200, 5}, dt), randn({1000}, dt), rand_like(x), randn_like(x),
-                          rand({}, dt), randn({0, 3}, dt)};
+        return TensorList{rand({200, 5}, dt), randn({1000}, dt), rand_like(x),
+                          randn_like(x),      rand({}, dt),      randn({0, 3}, dt)};
       };
       at::Tensor x = make_tensor({50, 4}, dt);
       TensorList r;
@@ -295,8 +324,7 @@ TEST(FactoryOps, SameSeedSameValues) {
 TEST(FactoryOps, Errors) {
   auto none = std::vector<at::Tensor>{};
   expect_error("ltorch.zeros", none, [](const TensorList&) { return TensorList{zeros({2, -1})}; });
-  expect_error("ltorch.full", none,
-               [](const TensorList&) { return TensorList{full({-3}, 1.0)}; });
+  expect_error("ltorch.full", none, [](const TensorList&) { return TensorList{full({-3}, 1.0)}; });
   expect_error("ltorch.rand", none,
                [](const TensorList&) { return TensorList{rand({2}, at::kLong)}; });
   expect_error("ltorch.randn", none,
@@ -318,9 +346,8 @@ TEST(FactoryOps, Errors) {
                [](const TensorList&) { return TensorList{arange(0, 3, 1, at::kBool)}; });
   expect_error("ltorch.arange", none,
                [](const TensorList&) { return TensorList{arange(0.0, INFINITY, 1.0)}; });
-  expect_error("zeros_like", {}, [](const TensorList&) {
-    return TensorList{zeros_like(Tensor())};
-  });
+  expect_error("zeros_like", {},
+               [](const TensorList&) { return TensorList{zeros_like(Tensor())}; });
 }
 
 TEST(FactoryOps, ArangeWithRuntimeNumberIsAnError) {
