@@ -724,6 +724,20 @@ TEST(ElementwiseOps, NumberProxies) {
 
 TEST(ElementwiseOps, Errors) {
   auto f = [](at::IntArrayRef s, at::ScalarType dt = at::kFloat) { return make_tensor(s, dt); };
+  // Undefined tensors (None) are no operands.
+  const std::vector<at::Tensor> x3 = {f({3})};
+  expect_error("ltorch.neg: argument a must be a tensor, got None", {},
+               [](const TensorList&) { return TensorList{neg(Tensor())}; });
+  expect_error("ltorch.add: argument b must be a tensor, got None", x3,
+               [](const TensorList& x) { return TensorList{x[0] + Tensor()}; });
+  expect_error("ltorch.sub: argument b must be a tensor, got None", {},
+               [](const TensorList&) { return TensorList{2 - Tensor()}; });
+  expect_error("ltorch.maximum: argument a must be a tensor, got None", x3,
+               [](const TensorList& x) { return TensorList{maximum(Tensor(), x[0])}; });
+  expect_error("ltorch.clamp: argument a must be a tensor, got None", {},
+               [](const TensorList&) { return TensorList{clamp(Tensor(), 0)}; });
+  expect_error("ltorch.where: argument pred must be a tensor, got None", x3,
+               [](const TensorList& x) { return TensorList{where(Tensor(), x[0], 1)}; });
   // Broadcasting.
   expect_error("ltorch.add", {f({3}), f({4})},
                [](const TensorList& x) { return TensorList{x[0] + x[1]}; });
