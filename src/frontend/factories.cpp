@@ -2,7 +2,8 @@
 // dtype from the TensorOptions (default float32 on cpu). Eagerly they call the
 // libtorch factory with the full options, so layout, pinned memory and
 // requires_grad behave exactly as in libtorch (the ltorch symbol has no place
-// for them).
+// for them; under a trace, requires_grad in the options is ignored: a factory's
+// output is a constant of the traced program).
 #include <ATen/ATen.h>
 
 #include "dispatch.h"
