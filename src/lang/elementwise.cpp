@@ -28,23 +28,54 @@ void binary(const std::string& name, PrimBinary prim, Promotion promotion) {
   });
 }
 
+bool is_bool_operand(const Value& v) {
+  return v.is_tensor() ? is_bool(v.proxy()->dtype) : v.is_number() && is_bool(v.number_dtype());
+}
+
+// alpha * b in `dtype` (b and alpha already of its kind). A prim takes at most
+// one number, so a number b is folded with a literal alpha, or else made a
+// tensor of a's shape first.
+Value scale(const Value& a, const Value& b, const Value& alpha, DType dtype) {
+  if (b.is_tensor()) return prims::mul(b, alpha);
+  if (!b.is_number_proxy() && !alpha.is_number_proxy()) {
+    if (is_float(dtype)) return Value(b.to_double() * alpha.to_double());
+    if (is_bool(dtype)) return Value(b.to_double() != 0 && alpha.to_double() != 0);
+    auto as_i64 = [](const Value& v) {
+      return v.kind() == Value::Kind::Int ? v.as_int() : static_cast<int64_t>(v.to_double());
+    };
+    // Wraps on overflow like the int64 arithmetic of the kernels.
+    return Value(static_cast<int64_t>(static_cast<uint64_t>(as_i64(b)) *
+                                      static_cast<uint64_t>(as_i64(alpha))));
+  }
+  const Proxy& t = *a.proxy();
+  return prims::mul(prims::full(t.shape, b, t.device, dtype), alpha);
+}
+
 // add/sub with alpha: a + alpha * b.
 void add_like(const std::string& name, PrimBinary prim) {
   std::string id = "ltorch." + name;
   define(id, {"a", "b", "alpha"}, kElementwise, [id, prim](const OpArgs& a) -> Value {
     THUNDER_CHECK(a[0].is_tensor() || a[1].is_tensor(),
                   "{}: expected a tensor operand, got {} and {}", id, a[0].str(), a[1].str());
+    // As in torch: bool subtraction is refused (logical_not / logical_xor are meant).
+    THUNDER_CHECK(id != "ltorch.sub" || (!is_bool_operand(a[0]) && !is_bool_operand(a[1])),
+                  "ltorch.sub: subtraction with a bool operand ({} - {}) is not supported; use "
+                  "logical_not() or logical_xor() instead",
+                  a[0].str(), a[1].str());
     DType dtype;
     auto ops = elementwise_prep(id, {a[0], a[1]}, Promotion::Default, &dtype);
     const Value& alpha = a[2];
     THUNDER_CHECK(alpha.is_number(), "{}: alpha must be a number, got {}", id, alpha.str());
+    THUNDER_CHECK(!is_bool(alpha.number_dtype()) || is_bool(dtype),
+                  "{}: a bool alpha ({}) is only supported for bool results, not {}", id,
+                  alpha.str(), long_name(dtype));
     if (!alpha.is_number_proxy()) {
       THUNDER_CHECK(is_float(dtype) || alpha.kind() != Value::Kind::Double,
                     "{}: alpha {} must be an integer for an {} result", id, alpha.str(),
                     long_name(dtype));
       if (alpha.to_double() == 1.0) return prim(ops[0], ops[1]);
     }
-    return prim(ops[0], prims::mul(ops[1], maybe_convert(alpha, dtype)));
+    return prim(ops[0], scale(ops[0], ops[1], maybe_convert(alpha, dtype), dtype));
   });
 }
 
@@ -55,7 +86,21 @@ void register_elementwise() {
   add_like("sub", prims::sub);
   binary("mul", prims::mul, Promotion::Default);
   binary("div", prims::div, Promotion::IntToFloat);
-  binary("pow", prims::pow, Promotion::Default);
+  define("ltorch.pow", {"a", "b"}, kElementwise, [](const OpArgs& a) -> Value {
+    const std::string id = "ltorch.pow";
+    THUNDER_CHECK(a[0].is_tensor() || a[1].is_tensor(),
+                  "{}: expected a tensor operand, got {} and {}", id, a[0].str(), a[1].str());
+    // torch refuses a constant negative integer exponent for an integer base.
+    if (a[0].is_tensor() && !is_float(a[0].proxy()->dtype) && a[1].kind() == Value::Kind::Int)
+      THUNDER_CHECK(a[1].as_int() >= 0,
+                    "{}: integers to negative integer powers are not allowed ({} ** {})", id,
+                    long_name(a[0].proxy()->dtype), a[1].str());
+    DType dtype;
+    auto ops = elementwise_prep(id, {a[0], a[1]}, Promotion::Default, &dtype);
+    THUNDER_CHECK(!is_bool(dtype), "{}: not supported for bool operands ({} and {})", id,
+                  a[0].str(), a[1].str());
+    return prims::pow(ops[0], ops[1]);
+  });
   binary("maximum", prims::maximum, Promotion::Default);
   binary("minimum", prims::minimum, Promotion::Default);
   binary("eq", prims::eq, Promotion::AlwaysBool);
@@ -67,8 +112,16 @@ void register_elementwise() {
   binary("logical_and", prims::logical_and, Promotion::AlwaysBool);
   binary("logical_or", prims::logical_or, Promotion::AlwaysBool);
 
-  unary("neg", prims::neg, Promotion::Default);
-  unary("abs", prims::abs, Promotion::Default);
+  for (auto [name, prim] : {std::pair<const char*, PrimUnary>{"neg", prims::neg},
+                             std::pair<const char*, PrimUnary>{"abs", prims::abs}}) {
+    std::string id = std::string("ltorch.") + name;
+    define(id, {"a"}, kElementwise, [id, prim = prim](const OpArgs& a) -> Value {
+      const Proxy& p = tensor_arg(id, a[0], "a");
+      THUNDER_CHECK(!is_bool(p.dtype), "{}: not supported for bool tensors (use logical_not)",
+                    id);
+      return prim(a[0]);
+    });
+  }
   unary("logical_not", prims::logical_not, Promotion::AlwaysBool);
   unary("exp", prims::exp, Promotion::IntToFloat);
   unary("log", prims::log, Promotion::IntToFloat);
@@ -101,7 +154,10 @@ void register_elementwise() {
     std::vector<Value> vals{a[0]};
     for (int i : {1, 2})
       if (!a[i].is_none()) vals.push_back(a[i]);
-    auto ops = elementwise_prep(id, vals, Promotion::Default);
+    DType dtype;
+    auto ops = elementwise_prep(id, vals, Promotion::Default, &dtype);
+    THUNDER_CHECK(!is_bool(dtype), "ltorch.clamp: not supported for bool results (a is {})",
+                  long_name(a[0].proxy()->dtype));
     Value r = ops[0];
     size_t k = 1;
     if (!a[1].is_none()) r = prims::maximum(r, ops[k++]);
