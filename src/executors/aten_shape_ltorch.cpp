@@ -10,26 +10,14 @@ void set_outputs(KernelCall& k, const std::vector<at::Tensor>& ts) {
   for (size_t j = 0; j < ts.size(); ++j) k.set_output(j, ts[j]);
 }
 
-// libtorch 1.13's size inference throws a plain std::runtime_error (e.g. for
-// two -1 sizes), which the eager dispatcher does not translate; name the op here.
-template <typename F>
-at::Tensor naming_errors(const KernelCall& k, F f) {
-  try {
-    return f();
-  } catch (const c10::Error&) {
-    throw;
-  } catch (const std::runtime_error& e) {
-    fail("{}: {}", k.symbol().id, e.what());
-  }
-}
 }  // namespace
 
 void register_shape_ltorch() {
   THUNDER_KERNEL("ltorch.reshape", {
-    k.set_output(0, naming_errors(k, [&] { return at::reshape(k.tensor(0), k.ints(1)); }));
+    k.set_output(0, at::reshape(k.tensor(0), k.ints(1)));
   });
   THUNDER_KERNEL("ltorch.view", {
-    k.set_output(0, naming_errors(k, [&] { return k.tensor(0).view(k.ints(1)); }));
+    k.set_output(0, k.tensor(0).view(k.ints(1)));
   });
   THUNDER_KERNEL("ltorch.flatten",
                  { k.set_output(0, at::flatten(k.tensor(0), k.integer(1), k.integer(2))); });

@@ -51,6 +51,11 @@ Operand const_operand(const Value& v) {
   return o;
 }
 
+void KernelCall::not_a_tensor(size_t i) const {
+  const std::string name = i < in_.sym->params.size() ? in_.sym->params[i] : std::to_string(i);
+  fail("{}: argument {} must be a tensor, got {}", in_.sym->id, name, in_.ins[i].constant.str());
+}
+
 std::vector<at::Tensor> KernelCall::tensors(size_t i) const {
   const Operand& o = in_.ins[i];
   std::vector<at::Tensor> out;

@@ -89,10 +89,16 @@ void run_eager(const Symbol& sym, std::initializer_list<OpArg> args, std::vector
   THUNDER_CHECK(k != nullptr, "{}: has no ATen kernel", sym.id);
   try {
     k(call);
+  } catch (const Error&) {
+    s.slots.clear();
+    throw;
   } catch (const c10::Error& e) {
     // Eager errors speak thunder's language too: the op, then libtorch's reason.
     s.slots.clear();
     fail("{}: {}", sym.id, e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    s.slots.clear();
+    fail("{}: {}", sym.id, e.what());
   }
   s.slots.clear();  // drop the input references now
 }

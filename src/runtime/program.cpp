@@ -110,10 +110,17 @@ void Program::run(const FlatArg* args, const std::vector<at::Tensor>& captured,
       for (at::Tensor& x : t) x.reset();
     }
   } clear{tensors_};
-  for (const Instr& in : instrs_) {
-    KernelCall call(in, t, n);
-    in.fn(call);
-    for (int32_t f : in.frees) t[f].reset();
+  const Instr* current = nullptr;
+  try {
+    for (const Instr& in : instrs_) {
+      current = &in;
+      KernelCall call(in, t, n);
+      in.fn(call);
+      for (int32_t f : in.frees) t[f].reset();
+    }
+  } catch (const c10::Error& e) {
+    // A kernel's own failure (e.g. a dtype ATen has no CPU kernel for), named by its op.
+    fail("{}: {}", current->sym->id, e.what_without_backtrace());
   }
   outs.resize(output_slots_.size());
   for (size_t i = 0; i < output_slots_.size(); ++i)

@@ -55,7 +55,11 @@ class KernelCall {
   bool is_none(size_t i) const {
     return in_.ins[i].kind == Operand::Kind::Const && in_.ins[i].constant.is_none();
   }
-  const at::Tensor& tensor(size_t i) const { return t_[in_.ins[i].slot]; }
+  const at::Tensor& tensor(size_t i) const {
+    if (in_.ins[i].kind != Operand::Kind::Tensor) [[unlikely]]
+      not_a_tensor(i);
+    return t_[in_.ins[i].slot];
+  }
   // A tensor, or an undefined tensor for None.
   at::Tensor optional_tensor(size_t i) const { return is_none(i) ? at::Tensor() : tensor(i); }
   // A number operand (literal or runtime slot).
@@ -87,6 +91,7 @@ class KernelCall {
   const Symbol& symbol() const { return *in_.sym; }
 
  private:
+  [[noreturn]] void not_a_tensor(size_t i) const;
   const Instr& in_;
   at::Tensor* t_;
   c10::Scalar* n_;
