@@ -61,6 +61,7 @@ class JitState {
   JitState(JitOptions o, nn::Module* m) : options(std::move(o)), module(m) {
     validate(options);
     for (const auto& e : options.executors) executors.push_back(&executor_by_name(e));
+    if (module) modules = module->modules();
   }
 
   void call(TraceFn fn, void* ctx, std::vector<at::Tensor>& outs) {
@@ -185,7 +186,6 @@ CacheEntry* JitState::compile(TraceFn fn, void* ctx) {
       prologue.bsyms.push_back(std::move(check));
     }
     if (module) {
-      modules = module->modules();
       for (const auto& [path, t] : module->named_parameters()) {
         std::string name = "t_" + path;
         std::replace(name.begin(), name.end(), '.', '_');

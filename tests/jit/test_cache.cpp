@@ -168,3 +168,37 @@ TEST(JitOptions, UnknownNamesAreErrors) {
 
 }  // namespace
 }  // namespace thunder
+
+namespace thunder {
+namespace {
+
+struct TinyNet : nn::Module {
+  nn::Linear fc{4, 3};
+  nn::Dropout drop{0.5};
+  TinyNet() {
+    register_module("fc", fc);
+    register_module("drop", drop);
+  }
+  Tensor forward(const Tensor& x) { return drop(fc(x)).sum(); }
+};
+
+TEST(Cache, ModuleTrainingFlagKeysTheCacheAndTrainingStepsHit) {
+  TinyNet net;
+  auto jnet = jit(net);
+  at::Tensor x = at::randn({2, 4});
+  for (int i = 0; i < 3; ++i) jnet(x).backward();  // backward fills .grad: no recompile
+  EXPECT_EQ(cache_misses(jnet), 1);
+  EXPECT_EQ(cache_hits(jnet), 2);
+  net.eval();  // dropout becomes the identity: a new entry
+  Tensor y = jnet(x);
+  EXPECT_EQ(cache_misses(jnet), 2);
+  EXPECT_TRUE(at::allclose(y.aten(), net.fc.forward(x).aten().sum()));
+  std::string trace = last_traces(jnet).front().str();
+  EXPECT_EQ(trace.find("dropout"), std::string::npos) << trace;
+  net.train();
+  jnet(x);
+  EXPECT_EQ(cache_misses(jnet), 2);
+}
+
+}  // namespace
+}  // namespace thunder
