@@ -60,12 +60,14 @@ void TraceCtx::record(BoundSymbol b) { scopes_.back()->push_back(std::move(b)); 
 
 void TraceCtx::push_scope(std::vector<BoundSymbol>* out, const Symbol* composite) {
   scopes_.push_back(out);
-  composites_.push_back(composite);
+  has_composite_.push_back(composite != nullptr);
+  if (composite) composites_.push_back(composite);
 }
 
 void TraceCtx::pop_scope() {
   scopes_.pop_back();
-  composites_.pop_back();
+  if (has_composite_.back()) composites_.pop_back();
+  has_composite_.pop_back();
 }
 
 TracingScope::TracingScope(Trace& trace) : ctx_(trace), prev_(tls_ctx) { tls_ctx = &ctx_; }

@@ -9,8 +9,10 @@
 
 #include "dispatch.h"
 #include "thunder/executors/claim.h"
+#include "thunder/runtime/autograd_bridge.h"
 #include "thunder/runtime/guard.h"
 #include "thunder/runtime/program.h"
+#include "thunder/transforms/autodiff.h"
 #include "thunder/transforms/dce.h"
 #include "thunder/transforms/del_last_used.h"
 
@@ -52,6 +54,12 @@ struct CacheEntry {
   Program program;
   std::vector<Trace> traces;
   Trace prologue;
+  // With a compiled backward: the forward program returns outputs then saved values.
+  std::shared_ptr<CompiledBackward> backward;
+  std::vector<Trace> backward_traces;
+  size_t num_outputs = 0;
+  std::vector<Program::Input> grad_input_sources;
+  std::vector<TensorInfo> saved_info;
 };
 
 }  // namespace
@@ -78,7 +86,30 @@ class JitState {
       e = compile(fn, ctx);
     }
     last = e;
-    e->program.run(inputs.data(), e->captured, outs);
+    if (!e->backward) {
+      e->program.run(inputs.data(), e->captured, outs);
+      return;
+    }
+    run_with_backward(*e, outs);
+  }
+
+  // The forward runs without recording; its outputs are then wired to the
+  // compiled backward through one autograd node.
+  void run_with_backward(CacheEntry& e, std::vector<at::Tensor>& outs) {
+    {
+      at::NoGradGuard no_grad;
+      e.program.run(inputs.data(), e.captured, outs);
+    }
+    std::vector<at::Tensor> saved(std::make_move_iterator(outs.begin() + e.num_outputs),
+                                  std::make_move_iterator(outs.end()));
+    outs.resize(e.num_outputs);
+    std::vector<at::Tensor> grad_inputs;
+    grad_inputs.reserve(e.grad_input_sources.size());
+    for (const Program::Input& src : e.grad_input_sources)
+      grad_inputs.push_back(src.source == Program::Input::Source::Captured
+                                ? e.captured[src.index]
+                                : inputs[src.index].tensor);
+    connect_autograd(e.backward, outs, std::move(saved), grad_inputs);
   }
 
   CacheEntry* lookup() {
@@ -238,12 +269,59 @@ CacheEntry* JitState::compile(TraceFn fn, void* ctx) {
   Trace t = record(std::move(trace), "Tracing", t0);
   t0 = Clock::now();
   t = record(dce(t), "Dead Code Elimination", t0);
+  bool differentiate = at::GradMode::is_enabled() &&
+                       std::any_of(t.inputs.begin(), t.inputs.end(), [](const ProxyPtr& p) {
+                         return p->is_tensor() && p->requires_grad;
+                       });
+  if (differentiate) {
+    // 3. Autodiff: one joint trace, split into forward and backward.
+    t0 = Clock::now();
+    JointTrace joint = autodiff(t);
+    record(joint.trace, "Autodiff (joint forward and backward)", t0);
+    t0 = Clock::now();
+    ForwardBackward fb = split_forward_backward(joint);
+    t = record(fb.forward, "Split forward and backward", t0);
+    auto bwd = std::make_shared<CompiledBackward>();
+    for (size_t i = 0; i < joint.cotangents.size(); ++i)
+      if (joint.cotangents[i]) bwd->differentiable_outputs.push_back(static_cast<int32_t>(i));
+    bwd->num_grad_inputs = joint.grad_inputs.size();
+    entry->num_outputs = joint.num_outputs;
+    for (const ProxyPtr& p : joint.grad_inputs) {
+      size_t k = std::find(t.inputs.begin(), t.inputs.end(), p) - t.inputs.begin();
+      entry->grad_input_sources.push_back(sources[k]);
+    }
+    for (const ProxyPtr& p : fb.saved)
+      entry->saved_info.push_back({p->name, p->shape, to_aten(p->dtype),
+                                   p->numel() * item_size(p->dtype)});
+    // The backward trace: claimed and freed like the forward.
+    Trace b = fb.backward;
+    b.provenance = fmt::format("Constructed by Split forward and backward (saved for backward: {} "
+                               "bytes)", [&] {
+                                 int64_t n = 0;
+                                 for (const auto& i : entry->saved_info) n += i.bytes;
+                                 return n;
+                               }());
+    entry->backward_traces.push_back(b);
+    t0 = Clock::now();
+    b = claim_executors(b, executors);
+    b.provenance = fmt::format("Constructed by Transform for execution (took {} ms)",
+                               static_cast<int64_t>(ms_since(t0)));
+    entry->backward_traces.push_back(b);
+    b = del_last_used(b);
+    b.provenance = "Constructed by Delete Last Used";
+    entry->backward_traces.push_back(b);
+    std::vector<Program::Input> bwd_sources;
+    for (size_t i = 0; i < b.inputs.size(); ++i)
+      bwd_sources.push_back({Program::Input::Source::Captured, static_cast<int32_t>(i)});
+    bwd->program = Program::lower(b, bwd_sources, executors);
+    entry->backward = std::move(bwd);
+  }
   t0 = Clock::now();
   t = record(claim_executors(t, executors), "Transform for execution", t0);
   t0 = Clock::now();
   t = record(del_last_used(t), "Delete Last Used", t0);
 
-  // 3. Lower to a flat program.
+  // 4. Lower to a flat program.
   entry->program = Program::lower(t, sources, executors);
 
   stats.compiles++;
@@ -282,12 +360,16 @@ Value result_value(const Tensor& t) {
 std::vector<Trace> last_traces(const JitState& s) {
   return s.last ? s.last->traces : std::vector<Trace>{};
 }
-std::vector<Trace> last_backward_traces(const JitState&) { return {}; }
+std::vector<Trace> last_backward_traces(const JitState& s) {
+  return s.last ? s.last->backward_traces : std::vector<Trace>{};
+}
 Trace last_prologue_trace(const JitState& s) {
   THUNDER_CHECK(s.last != nullptr, "last_prologue_trace: the function has not been called yet");
   return s.last->prologue;
 }
-std::vector<TensorInfo> last_saved_for_backward(const JitState&) { return {}; }
+std::vector<TensorInfo> last_saved_for_backward(const JitState& s) {
+  return s.last ? s.last->saved_info : std::vector<TensorInfo>{};
+}
 int64_t cache_hits(const JitState& s) { return s.hits; }
 int64_t cache_misses(const JitState& s) { return s.misses; }
 CompileStats compile_stats(const JitState& s) { return s.stats; }

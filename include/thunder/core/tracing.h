@@ -27,7 +27,8 @@ class TraceCtx {
   // Records a statement into the innermost scope.
   void record(BoundSymbol b);
 
-  // Nested scopes for composite bodies.
+  // Nested scopes for composite bodies (composite may be nullptr: a plain
+  // recording scope, e.g. for a grad rule's statements).
   void push_scope(std::vector<BoundSymbol>* out, const Symbol* composite);
   void pop_scope();
   const std::vector<const Symbol*>& composite_stack() const { return composites_; }
@@ -36,6 +37,7 @@ class TraceCtx {
   Trace& trace_;
   std::vector<std::vector<BoundSymbol>*> scopes_;
   std::vector<const Symbol*> composites_;
+  std::vector<bool> has_composite_;
 };
 
 // The innermost active context on this thread, or nullptr.

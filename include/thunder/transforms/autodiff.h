@@ -1,0 +1,60 @@
+// Reverse-mode autodiff on traces. `autodiff` builds one joint trace: the
+// forward statements (where a statement has a grad rule, the rule's own
+// forward computation replaces it) followed by the backward statements, tagged
+// BACKWARD, in reverse order. `split_forward_backward` cuts it into a forward
+// trace (returns outputs and saved values) and a backward trace
+// `backward(saved..., cotangents...)` returning the input gradients.
+//
+// Grad rules are written with the same tracing API as ops: a rule computes the
+// forward with ordinary ops, reads output cotangents with get_grad and adds
+// input cotangents with put_grad (Thunder's register_grad). Statements of the
+// rule that depend on a cotangent are backward statements; the rest is forward.
+#pragma once
+
+#include <functional>
+#include <string_view>
+#include <vector>
+
+#include "thunder/core/trace.h"
+
+namespace thunder {
+
+class GradContext {
+ public:
+  virtual ~GradContext() = default;
+  // The cotangent of a forward value the rule produced (bound when the backward is built).
+  virtual Value get_grad(const Value& out) = 0;
+  // Adds `grad` to the cotangent of a tensor argument of the rule.
+  virtual void put_grad(const Value& x, const Value& grad) = 0;
+  // Does a gradient for this argument matter? (rules may skip work otherwise)
+  virtual bool requires_grad(const Value& x) const = 0;
+};
+
+// A rule returns the forward result, structured like the symbol's output.
+using GradRule = std::function<Value(GradContext&, const OpArgs&)>;
+
+// The registry of grad rules, keyed by symbol id. A later registration replaces
+// an earlier one (user rules replace built-in rules).
+void register_grad_rule(std::string_view id, GradRule rule);
+const GradRule* find_grad_rule(const Symbol& sym);
+
+// The joint forward+backward trace of a computation trace. Gradients are
+// computed for inputs that require grad; the joint trace returns
+// [outputs, grads of the inputs that require grad (None where no gradient flows)].
+// Cotangent inputs are appended to the trace inputs, one per differentiable output.
+struct JointTrace {
+  Trace trace;
+  std::vector<ProxyPtr> grad_inputs;  // inputs whose gradients are returned, in order
+  std::vector<ProxyPtr> cotangents;   // one per flat output (nullptr: not differentiable)
+  size_t num_outputs = 0;             // flat forward outputs
+};
+JointTrace autodiff(const Trace& computation);
+
+struct ForwardBackward {
+  Trace forward;   // returns [flat outputs..., saved...]
+  Trace backward;  // backward(saved..., cotangents...) -> [grads of grad_inputs]
+  std::vector<ProxyPtr> saved;
+};
+ForwardBackward split_forward_backward(const JointTrace& joint);
+
+}  // namespace thunder

@@ -1,0 +1,327 @@
+// Reverse-mode autodiff: the joint forward+backward trace and its split.
+#include "thunder/transforms/autodiff.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "thunder/core/error.h"
+#include "thunder/core/tracing.h"
+#include "thunder/lang/ltorch.h"
+#include "thunder/prims/prims.h"
+#include "thunder/transforms/dce.h"
+
+namespace thunder {
+
+void register_builtin_grad_rules();  // src/transforms/grad_rules.cpp
+// Stores a rule without first registering the built-in ones.
+void set_grad_rule(std::string_view id, GradRule rule);
+
+namespace {
+
+std::vector<GradRule>& rule_table() {
+  static std::vector<GradRule> t;
+  return t;
+}
+
+void ensure_builtin_rules() {
+  static const bool done = [] {
+    ltorch::ensure_registered();
+    register_builtin_grad_rules();
+    return true;
+  }();
+  (void)done;
+}
+
+using Renames = std::unordered_map<const Proxy*, Value>;
+
+Value renamed(const Value& v, const Renames& r) {
+  if (v.is_proxy()) {
+    auto it = r.find(v.proxy().get());
+    return it == r.end() ? v : it->second;
+  }
+  if (v.is_list()) {
+    std::vector<Value> l;
+    for (const Value& e : v.as_list()) l.push_back(renamed(e, r));
+    return Value(std::move(l));
+  }
+  return v;
+}
+
+void rename_args(BoundSymbol& b, const Renames& r) {
+  if (r.empty()) return;
+  for (Value& a : b.args) a = renamed(a, r);
+  for (BoundSymbol& s : b.subsymbols) rename_args(s, r);
+}
+
+bool needs_grad(const BoundSymbol& b) {
+  for (const ProxyPtr& p : b.flat_outputs())
+    if (p->is_tensor() && p->requires_grad) return true;
+  return false;
+}
+
+// get_grad/put_grad bookkeeping for one rule application.
+class RuleContext : public GradContext {
+ public:
+  explicit RuleContext(TraceCtx& ctx) : ctx_(ctx) {}
+  Value get_grad(const Value& out) override {
+    THUNDER_CHECK(out.is_tensor(), "get_grad: expected a tensor, got {}", out.str());
+    const Proxy& p = *out.proxy();
+    ProxyPtr g = ctx_.new_tensor(p.shape, p.dtype, p.device);
+    gets.emplace_back(g, out.proxy());
+    return Value(g);
+  }
+  void put_grad(const Value& x, const Value& grad) override {
+    if (!requires_grad(x) || grad.is_none()) return;
+    THUNDER_CHECK(grad.is_tensor(), "put_grad: the gradient of {} must be a tensor, got {}",
+                  x.str(), grad.str());
+    const Proxy &xp = *x.proxy(), &gp = *grad.proxy();
+    THUNDER_CHECK(xp.shape == gp.shape && xp.dtype == gp.dtype,
+                  "put_grad: gradient {} (\"{}\") does not match {} (\"{}\")", gp.name,
+                  gp.type_str(), xp.name, xp.type_str());
+    puts.emplace_back(x.proxy(), grad);
+  }
+  bool requires_grad(const Value& x) const override {
+    return x.is_tensor() && x.proxy()->requires_grad;
+  }
+
+  std::vector<std::pair<ProxyPtr, ProxyPtr>> gets;  // placeholder, forward value
+  std::vector<std::pair<ProxyPtr, Value>> puts;      // input, gradient contribution
+
+ private:
+  TraceCtx& ctx_;
+};
+
+// The backward part of one rule application, bound and emitted in reverse order.
+struct BackwardBlock {
+  std::vector<BoundSymbol> stmts;
+  std::vector<std::pair<ProxyPtr, ProxyPtr>> gets;
+  std::vector<std::pair<ProxyPtr, Value>> puts;
+};
+
+class JointBuilder {
+ public:
+  JointBuilder(TraceCtx& ctx) : ctx_(ctx) {}
+
+  void forward(const BoundSymbol& original, const std::vector<const Symbol*>& outer) {
+    BoundSymbol b = original;
+    rename_args(b, renames_);
+    if (!needs_grad(b)) {
+      fwd_.push_back(std::move(b));
+      return;
+    }
+    if (const GradRule* rule = find_grad_rule(*b.sym)) {
+      apply_rule(*rule, b);
+      return;
+    }
+    THUNDER_CHECK(!b.sym->is_prim, "{}: has no grad rule, but {} requires grad", b.sym->id,
+                  b.flat_outputs().front()->name);
+    // No rule: differentiate through the decomposition.
+    for (const BoundSymbol& s : b.subsymbols) forward(s, outer);
+  }
+
+  void apply_rule(const GradRule& rule, const BoundSymbol& b) {
+    RuleContext rc(ctx_);
+    std::vector<BoundSymbol> stmts;
+    ctx_.push_scope(&stmts, nullptr);
+    Value out;
+    try {
+      out = rule(rc, OpArgs(b.sym, b.args));
+    } catch (...) {
+      ctx_.pop_scope();
+      throw;
+    }
+    ctx_.pop_scope();
+    // Later statements read the rule's forward values in place of the original outputs.
+    std::vector<ProxyPtr> old_outs = b.flat_outputs(), new_outs;
+    out.collect_proxies(new_outs);
+    THUNDER_CHECK(old_outs.size() == new_outs.size(),
+                  "{}: its grad rule returned {} outputs, the symbol has {}", b.sym->id,
+                  new_outs.size(), old_outs.size());
+    for (size_t i = 0; i < old_outs.size(); ++i)
+      if (old_outs[i] != new_outs[i]) renames_[old_outs[i].get()] = Value(new_outs[i]);
+    // Statements that depend on a cotangent are backward; the rest is forward.
+    std::unordered_set<const Proxy*> bwd;
+    for (auto& [g, fv] : rc.gets) bwd.insert(g.get());
+    BackwardBlock block;
+    for (BoundSymbol& s : stmts) {
+      for (const Symbol* o : b.origins) (void)o;
+      s.origins.insert(s.origins.begin(), b.origins.begin(), b.origins.end());
+      bool is_bwd = false;
+      for (const ProxyPtr& p : s.flat_args()) is_bwd = is_bwd || bwd.count(p.get());
+      if (is_bwd) {
+        for (const ProxyPtr& p : s.flat_outputs()) bwd.insert(p.get());
+        block.stmts.push_back(std::move(s));
+      } else {
+        fwd_.push_back(std::move(s));
+      }
+    }
+    block.gets = std::move(rc.gets);
+    block.puts = std::move(rc.puts);
+    if (!block.puts.empty()) blocks_.push_back(std::move(block));
+  }
+
+  // Adds a contribution to a forward value's cotangent, summing repeats.
+  void accumulate(const ProxyPtr& x, const Value& g, std::vector<BoundSymbol>& out) {
+    auto it = cot_.find(x.get());
+    if (it == cot_.end()) {
+      cot_.emplace(x.get(), g);
+      return;
+    }
+    ctx_.push_scope(&out, nullptr);
+    it->second = prims::add(it->second, g);
+    ctx_.pop_scope();
+  }
+
+  std::vector<BoundSymbol> backward() {
+    std::vector<BoundSymbol> out;
+    for (auto bi = blocks_.rbegin(); bi != blocks_.rend(); ++bi) {
+      BackwardBlock& block = *bi;
+      Renames bind;
+      bool any = false;
+      for (auto& [g, fv] : block.gets) any = any || cot_.count(fv.get());
+      if (!any) continue;  // no gradient reaches this statement's outputs
+      for (auto& [g, fv] : block.gets) {
+        auto it = cot_.find(fv.get());
+        if (it != cot_.end()) {
+          bind[g.get()] = it->second;
+          continue;
+        }
+        ctx_.push_scope(&out, nullptr);  // an output without gradient contributes zeros
+        bind[g.get()] = prims::full(fv->shape, 0.0, fv->device, fv->dtype);
+        ctx_.pop_scope();
+      }
+      for (BoundSymbol& s : block.stmts) {
+        rename_args(s, bind);
+        out.push_back(std::move(s));
+      }
+      for (auto& [x, g] : block.puts) accumulate(x, renamed(g, bind), out);
+    }
+    return out;
+  }
+
+  std::vector<BoundSymbol>& forward_stmts() { return fwd_; }
+  const Renames& renames() const { return renames_; }
+  std::unordered_map<const Proxy*, Value>& cotangents() { return cot_; }
+
+ private:
+  TraceCtx& ctx_;
+  std::vector<BoundSymbol> fwd_;
+  std::vector<BackwardBlock> blocks_;
+  Renames renames_;
+  std::unordered_map<const Proxy*, Value> cot_;
+};
+
+}  // namespace
+
+void register_grad_rule(std::string_view id, GradRule rule) {
+  ensure_builtin_rules();
+  set_grad_rule(id, std::move(rule));
+}
+
+void set_grad_rule(std::string_view id, GradRule rule) {
+  const Symbol& s = symbol_registry().get(id);
+  auto& t = rule_table();
+  if (t.size() <= static_cast<size_t>(s.index)) t.resize(s.index + 1);
+  t[s.index] = std::move(rule);
+}
+
+const GradRule* find_grad_rule(const Symbol& sym) {
+  ensure_builtin_rules();
+  const auto& t = rule_table();
+  if (sym.index < 0 || static_cast<size_t>(sym.index) >= t.size() || !t[sym.index]) return nullptr;
+  return &t[sym.index];
+}
+
+JointTrace autodiff(const Trace& computation) {
+  ensure_builtin_rules();
+  JointTrace j;
+  j.trace = computation.empty_like();
+  Trace& joint = j.trace;
+  TracingScope scope(joint);
+  scope.ctx().grad_enabled = true;
+  JointBuilder builder(scope.ctx());
+  for (const BoundSymbol& b : computation.bsyms) builder.forward(b, {});
+
+  // Forward outputs (renamed to the rule-produced values) and their cotangents.
+  Value fwd_out = renamed(computation.output, builder.renames());
+  std::vector<ProxyPtr> outs;
+  fwd_out.collect_proxies(outs);
+  j.num_outputs = outs.size();
+  for (const ProxyPtr& o : outs) {
+    if (!o->is_tensor() || !o->requires_grad) {
+      j.cotangents.push_back(nullptr);
+      continue;
+    }
+    ProxyPtr c = scope.ctx().add_tensor_input("g_" + o->name, o->shape, o->dtype, o->device, false);
+    j.cotangents.push_back(c);
+    std::vector<BoundSymbol> none;
+    builder.accumulate(o, Value(c), none);
+  }
+  std::vector<BoundSymbol> bwd = builder.backward();
+  for (BoundSymbol& b : bwd) b.tags |= static_cast<uint32_t>(StmtTag::BACKWARD);
+
+  joint.bsyms = std::move(builder.forward_stmts());
+  for (BoundSymbol& b : bwd) joint.bsyms.push_back(std::move(b));
+
+  std::vector<Value> results;
+  for (const ProxyPtr& o : outs) results.emplace_back(o);
+  for (const ProxyPtr& in : computation.inputs) {
+    if (!in->is_tensor() || !in->requires_grad) continue;
+    j.grad_inputs.push_back(in);
+    auto it = builder.cotangents().find(in.get());
+    results.push_back(it == builder.cotangents().end() ? Value() : it->second);
+  }
+  joint.output = Value(std::move(results));
+  j.trace = dce(joint);
+  return j;
+}
+
+ForwardBackward split_forward_backward(const JointTrace& j) {
+  const Trace& joint = j.trace;
+  ForwardBackward fb;
+  std::unordered_set<const Proxy*> produced_by_bwd, cotangent;
+  for (const ProxyPtr& c : j.cotangents)
+    if (c) cotangent.insert(c.get());
+  std::unordered_set<const Proxy*> seen;
+  for (const BoundSymbol& b : joint.bsyms) {
+    if (!b.has_tag(StmtTag::BACKWARD)) continue;
+    for (const ProxyPtr& p : b.flat_args())
+      if (!produced_by_bwd.count(p.get()) && !cotangent.count(p.get()) && seen.insert(p.get()).second)
+        fb.saved.push_back(p);
+    for (const ProxyPtr& p : b.flat_outputs()) produced_by_bwd.insert(p.get());
+  }
+  const auto& results = joint.output.as_list();
+  // Gradients that are forward values (e.g. the cotangent passed straight through,
+  // or a value computed without any backward statement) are saved or cotangents.
+  for (size_t i = j.num_outputs; i < results.size(); ++i) {
+    if (!results[i].is_proxy()) continue;
+    const Proxy* p = results[i].proxy().get();
+    if (!produced_by_bwd.count(p) && !cotangent.count(p) && seen.insert(p).second)
+      fb.saved.push_back(results[i].proxy());
+  }
+
+  fb.forward = joint.empty_like();
+  size_t n_cot = std::count_if(j.cotangents.begin(), j.cotangents.end(),
+                               [](const ProxyPtr& c) { return c != nullptr; });
+  fb.forward.inputs.resize(joint.inputs.size() - n_cot);  // cotangents are the last inputs
+  std::vector<Value> fwd_results(results.begin(), results.begin() + j.num_outputs);
+  for (const ProxyPtr& s : fb.saved) fwd_results.emplace_back(s);
+  fb.forward.output = Value(std::move(fwd_results));
+
+  fb.backward = joint.empty_like();
+  fb.backward.fn_name = "backward";
+  fb.backward.inputs = fb.saved;
+  for (const ProxyPtr& c : j.cotangents)
+    if (c) fb.backward.inputs.push_back(c);
+  fb.backward.output =
+      Value(std::vector<Value>(results.begin() + j.num_outputs, results.end()));
+
+  for (const BoundSymbol& b : joint.bsyms)
+    (b.has_tag(StmtTag::BACKWARD) ? fb.backward : fb.forward).bsyms.push_back(b);
+  fb.forward = dce(fb.forward);
+  fb.backward = dce(fb.backward);
+  return fb;
+}
+
+}  // namespace thunder
