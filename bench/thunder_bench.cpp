@@ -8,7 +8,10 @@
 
 #include <cstdio>
 
+#include <thunder/runtime/memory_meter.h>
+
 #include "bench_util.h"
+#include "models.h"
 
 using thunder::Tensor;
 using thunder::bench::row;
@@ -46,11 +49,52 @@ void per_call_overhead() {
               time_us([&] { at::Tensor r = at::sin(x); }, 20000));
 }
 
+// Bytes the forward leaves alive for the backward (besides its output).
+template <typename F>
+int64_t saved_bytes(F&& forward) {
+  int64_t before = thunder::MemoryMeter::live_bytes();
+  at::Tensor out = forward();
+  int64_t saved = thunder::MemoryMeter::live_bytes() - before - out.nbytes();
+  out.backward(at::ones_like(out));
+  return saved;
+}
+
+template <typename M, typename Eager, typename Jit>
+void fwd_bwd_row(const char* name, M& model, Eager&& eager, Jit&& jitted, int iters) {
+  auto zero = [&] {
+    for (auto& p : model.parameters()) p.mutable_grad() = at::Tensor();
+  };
+  double e = time_us([&] { zero(); eager().backward(); }, iters, 5);
+  double j = time_us([&] { zero(); jitted().backward(); }, iters, 5);
+  row(std::string(name) + " fwd+bwd", e, j);
+  int64_t se = saved_bytes(eager), sj = saved_bytes(jitted);
+  std::printf("%-44s %9.1f KB %9.1f KB %9.2fx\n", (std::string(name) + " saved for backward").c_str(),
+              se / 1024.0, sj / 1024.0, static_cast<double>(se) / sj);
+}
+
+void models_fwd_bwd() {
+  std::printf("\n== Forward + backward (eager libtorch vs jit; no fusion yet) ==\n");
+  thunder::bench::header();
+  at::manual_seed(0);
+  thunder::models::MLP mlp(1024, 4096);
+  auto jmlp = thunder::jit(mlp);
+  at::Tensor x = at::randn({512, 1024});
+  fwd_bwd_row("MLP 512x1024 -> 4096 -> 1024", mlp, [&] { return mlp.reference(x).sum(); },
+              [&] { return jmlp(x).sum().aten(); }, 5);
+  thunder::models::GPTBlock gpt(/*vocab=*/512, /*C=*/256, /*heads=*/8);
+  auto jgpt = thunder::jit(gpt);
+  at::Tensor idx = at::randint(0, 512, {8, 128}), tgt = at::randint(0, 512, {8, 128});
+  fwd_bwd_row("GPT block B=8 T=128 C=256", gpt, [&] { return gpt.reference(idx, tgt); },
+              [&] { return jgpt(idx, tgt).aten(); }, 5);
+}
+
 }  // namespace
 
 int main() {
+  thunder::MemoryMeter::install();
   at::set_num_threads(1);
   std::printf("thunder-cpp benchmarks (libtorch %d.%d, 1 intra-op thread)\n", TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR);
   per_call_overhead();
+  models_fwd_bwd();
   return 0;
 }

@@ -2,6 +2,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/function.h>
+#include <thunder/runtime/memory_meter.h>
 #include <thunder/thunder.h>
 
 namespace thunder {
@@ -23,6 +24,125 @@ TEST(Autograd, BroadcastMulAddMatchesLibtorch) {
   EXPECT_TRUE(at::allclose(w.grad(), w2.grad()));
   for (const auto& t : last_traces(jfn)) std::cout << t << "\n";
   for (const auto& t : last_backward_traces(jfn)) std::cout << t << "\n";
+}
+
+}  // namespace
+}  // namespace thunder
+
+namespace thunder {
+namespace {
+
+TEST(Autograd, NoGradRegionIsAConstantForTheGradient) {
+  auto fn = [](const Tensor& x) {
+    Tensor y;
+    {
+      NoGradGuard g;
+      y = x * thunder::ones({3});
+    }
+    return x + y;
+  };
+  auto jfn = jit(fn, {.arg_names = {"x"}});
+  at::Tensor x = at::randn({3}).requires_grad_();
+  Tensor out = jfn(x);
+  out.backward(at::ones({3}));
+  EXPECT_TRUE(at::equal(x.grad(), at::ones({3})));
+  // The cotangent passes straight through: no multiplication in the backward.
+  EXPECT_EQ(last_backward_traces(jfn).back().str(),
+            "# Constructed by Delete Last Used\n"
+            "def backward(g_t3):\n"
+            "  # g_t3: \"cpu f32[3]\"\n"
+            "  return [g_t3]\n");
+  EXPECT_TRUE(last_saved_for_backward(jfn).empty());
+  std::string fwd = last_traces(jfn).front().str();
+  EXPECT_NE(fwd.find("ltorch.mul"), std::string::npos) << fwd;
+}
+
+TEST(Autograd, GradModeIsPartOfTheCacheKey) {
+  auto jfn = jit([](const Tensor& x, const Tensor& w) { return x * w; });
+  at::Tensor x = at::randn({2, 2}), w = at::randn({2, 2}).requires_grad_();
+  Tensor a = jfn(x, w);
+  EXPECT_TRUE(a.aten().requires_grad());
+  EXPECT_FALSE(last_saved_for_backward(jfn).empty());
+  {
+    NoGradGuard g;
+    Tensor b = jfn(x, w);  // a forward-only program, nothing saved
+    EXPECT_FALSE(b.aten().requires_grad());
+    EXPECT_TRUE(last_saved_for_backward(jfn).empty());
+    EXPECT_TRUE(last_backward_traces(jfn).empty());
+  }
+  EXPECT_TRUE(at::GradMode::is_enabled());
+  jfn(x, w);
+  EXPECT_EQ(cache_misses(jfn), 2);
+  EXPECT_EQ(cache_hits(jfn), 1);
+}
+
+TEST(Autograd, GradModeIsRestoredWhenTheFunctionThrows) {
+  auto jfn = jit([](const Tensor& x) {
+    NoGradGuard g;
+    return x.reshape({7});  // 6 elements: throws while tracing
+  });
+  EXPECT_THROW(jfn(at::randn({2, 3}).requires_grad_()), Error);
+  EXPECT_TRUE(at::GradMode::is_enabled());
+}
+
+TEST(Autograd, SecondBackwardIsAClearError) {
+  auto jfn = jit([](const Tensor& x) { return x * x; });
+  at::Tensor x = at::randn({3}).requires_grad_();
+  Tensor out = jfn(x);
+  out.backward(at::ones({3}));
+  EXPECT_TRUE(at::allclose(x.grad(), 2 * x.detach()));
+  try {
+    out.backward(at::ones({3}));
+    FAIL() << "expected an error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("second time"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Autograd, SavedTensorsAreReleasedByTheBackward) {
+  MemoryMeter::install();
+  auto jfn = jit([](const Tensor& x, const Tensor& w) { return x * w; });
+  at::Tensor x = at::randn({256, 256}).requires_grad_(), w = at::randn({256, 256}).requires_grad_();
+  jfn(x, w).backward(at::ones({256, 256}));  // warm: compile, grads allocated
+  int64_t before = MemoryMeter::live_bytes();
+  Tensor out = jfn(x, w);
+  int64_t after_forward = MemoryMeter::live_bytes();
+  out.backward(at::ones({256, 256}));
+  int64_t after_backward = MemoryMeter::live_bytes();
+  // x and w are inputs (saved by reference, no new memory); the output is the
+  // only new allocation that stays; temporaries of the backward are gone.
+  EXPECT_LE(after_forward - before, 256 * 256 * 4);
+  EXPECT_LE(after_backward - before, 256 * 256 * 4);
+  int64_t saved = 0;
+  for (const auto& t : last_saved_for_backward(jfn)) saved += t.bytes;
+  EXPECT_EQ(saved, 2 * 256 * 256 * 4);  // x and w
+}
+
+TEST(Autograd, IntegerOutputsAndUnusedInputsGetNoGradient) {
+  auto jfn = jit([](const Tensor& x, const Tensor& unused) {
+    return std::make_tuple(x * 2.0, x.argmax());
+  });
+  at::Tensor x = at::randn({4}).requires_grad_(), u = at::randn({4}).requires_grad_();
+  auto [y, idx] = jfn(x, u);
+  EXPECT_TRUE(y.aten().requires_grad());
+  EXPECT_FALSE(idx.aten().requires_grad());
+  EXPECT_EQ(idx.aten().grad_fn(), nullptr);
+  y.backward(at::ones({4}));
+  EXPECT_TRUE(at::allclose(x.grad(), at::full({4}, 2.0)));
+  EXPECT_FALSE(u.grad().defined());
+}
+
+TEST(Autograd, ModuleParametersAccumulateGradients) {
+  nn::Linear fc(3, 2);
+  auto jfc = jit(fc);
+  at::Tensor x = at::randn({5, 3});
+  jfc(x).sum().backward();
+  jfc(x).sum().backward();  // accumulates like eager
+  at::Tensor w = fc.weight.aten().detach().clone().requires_grad_();
+  at::Tensor b = fc.bias.aten().detach().clone().requires_grad_();
+  (at::linear(x, w, b).sum() * 2).backward();
+  EXPECT_TRUE(at::allclose(fc.weight.grad().aten(), w.grad()));
+  EXPECT_TRUE(at::allclose(fc.bias.grad().aten(), b.grad()));
 }
 
 }  // namespace

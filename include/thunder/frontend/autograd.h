@@ -1,0 +1,61 @@
+// Writing gradients: thunder::register_grad installs a grad rule for a symbol,
+// written with ordinary thunder ops (Thunder's register_grad). The rule
+// computes the forward, reads output cotangents with get_grad and adds input
+// cotangents with put_grad; it replaces the built-in rule, if any.
+//
+//   thunder::register_grad("ltorch.silu",
+//     [](thunder::GradContext& g, const thunder::CallArgs& a) -> thunder::TensorList {
+//       thunder::Tensor x = a.tensor(0);
+//       thunder::Tensor s = x.sigmoid(), out = x * s;
+//       g.put_grad(x, g.get_grad(out) * s * (1 + x * (1 - s)));
+//       return {out};
+//     });
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "thunder/frontend/tensor.h"
+
+namespace thunder {
+
+class VjpContext;
+class OpArgs;
+
+class GradContext {
+ public:
+  explicit GradContext(VjpContext& v) : v_(v) {}
+  // The cotangent of a value the rule computed.
+  Tensor get_grad(const Tensor& out);
+  // Adds grad to the cotangent of an argument of the rule.
+  void put_grad(const Tensor& x, const Tensor& grad);
+  // Does the argument need a gradient? (lets a rule skip work)
+  bool requires_grad(const Tensor& x) const;
+
+ private:
+  VjpContext& v_;
+};
+
+// The arguments of the symbol, by position or parameter name.
+class CallArgs {
+ public:
+  explicit CallArgs(const OpArgs& a) : a_(a) {}
+  size_t size() const;
+  Tensor tensor(size_t i) const;
+  Tensor tensor(const std::string& name) const;
+  double number(size_t i) const;
+  double number(const std::string& name) const;
+  int64_t integer(const std::string& name) const;
+  bool boolean(const std::string& name) const;
+
+ private:
+  const OpArgs& a_;
+};
+
+using GradFn = std::function<TensorList(GradContext&, const CallArgs&)>;
+
+// Installs `fn` as the grad rule of the symbol `id` (e.g. "ltorch.dropout").
+// Throws thunder::Error for an unknown id.
+void register_grad(const std::string& id, GradFn fn);
+
+}  // namespace thunder
