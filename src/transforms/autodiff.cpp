@@ -13,7 +13,8 @@
 
 namespace thunder {
 
-void register_builtin_grad_rules();  // src/transforms/grad_rules.cpp
+void register_builtin_grad_rules();    // src/transforms/grad_rules.cpp
+void register_composite_grad_rules();  // src/transforms/grad_rules_composite.cpp
 // Stores a rule without first registering the built-in ones.
 void set_grad_rule(std::string_view id, GradRule rule);
 
@@ -28,6 +29,7 @@ void ensure_builtin_rules() {
   static const bool done = [] {
     ltorch::ensure_registered();
     register_builtin_grad_rules();
+    register_composite_grad_rules();
     return true;
   }();
   (void)done;
@@ -140,21 +142,24 @@ class JointBuilder {
                   new_outs.size(), old_outs.size());
     for (size_t i = 0; i < old_outs.size(); ++i)
       if (old_outs[i] != new_outs[i]) renames_[old_outs[i].get()] = Value(new_outs[i]);
-    // Statements that depend on a cotangent are backward; the rest is forward.
-    std::unordered_set<const Proxy*> bwd;
-    for (auto& [g, fv] : rc.gets) bwd.insert(g.get());
+    // The forward part is what the rule's outputs need; everything else (what
+    // depends on a cotangent, and values only the backward reads) is backward,
+    // so a rule's backward recomputes cheap helpers instead of saving them.
+    std::unordered_set<const Proxy*> needed;
+    for (const ProxyPtr& p : new_outs) needed.insert(p.get());
+    std::vector<bool> is_fwd(stmts.size(), false);
+    for (size_t i = stmts.size(); i-- > 0;) {
+      bool k = false;
+      for (const ProxyPtr& p : stmts[i].flat_outputs()) k = k || needed.count(p.get());
+      if (!k) continue;
+      is_fwd[i] = true;
+      for (const ProxyPtr& p : stmts[i].flat_args()) needed.insert(p.get());
+    }
     BackwardBlock block;
-    for (BoundSymbol& s : stmts) {
-      for (const Symbol* o : b.origins) (void)o;
-      s.origins.insert(s.origins.begin(), b.origins.begin(), b.origins.end());
-      bool is_bwd = false;
-      for (const ProxyPtr& p : s.flat_args()) is_bwd = is_bwd || bwd.count(p.get());
-      if (is_bwd) {
-        for (const ProxyPtr& p : s.flat_outputs()) bwd.insert(p.get());
-        block.stmts.push_back(std::move(s));
-      } else {
-        fwd_.push_back(std::move(s));
-      }
+    for (size_t i = 0; i < stmts.size(); ++i) {
+      BoundSymbol& st = stmts[i];
+      st.origins.insert(st.origins.begin(), b.origins.begin(), b.origins.end());
+      (is_fwd[i] ? fwd_ : block.stmts).push_back(std::move(st));
     }
     block.gets = std::move(rc.gets);
     block.puts = std::move(rc.puts);

@@ -147,3 +147,36 @@ TEST(Autograd, ModuleParametersAccumulateGradients) {
 
 }  // namespace
 }  // namespace thunder
+
+#include <torch/csrc/autograd/autograd.h>
+
+namespace thunder {
+namespace {
+
+TEST(Autograd, TorchAutogradGradWorksThroughJittedCalls) {
+  auto jfn = jit([](const Tensor& x) { return (x * x).sum(); });
+  at::Tensor x = at::randn({5}, at::kDouble).requires_grad_();
+  Tensor y = jfn(x);
+  auto grads = torch::autograd::grad({y.aten()}, {x});
+  EXPECT_TRUE(at::allclose(grads[0], 2 * x.detach()));
+  EXPECT_FALSE(x.grad().defined());  // grad() does not accumulate
+}
+
+TEST(Autograd, CompositeRulesSaveLessThanTheDecomposition) {
+  // gelu's rule saves its input only; its decomposition would save several intermediates.
+  auto jfn = jit([](const Tensor& x) { return nn::functional::gelu(x, "tanh"); });
+  at::Tensor x = at::randn({64, 64}).requires_grad_();
+  Tensor y = jfn(x);
+  auto saved = last_saved_for_backward(jfn);
+  ASSERT_EQ(saved.size(), 1u);
+  EXPECT_EQ(saved[0].name, "x0");
+  y.backward(at::ones({64, 64}));
+  at::Tensor x2 = x.detach().clone().requires_grad_();
+  at::gelu(x2, "tanh").backward(at::ones({64, 64}));
+  EXPECT_TRUE(at::allclose(x.grad(), x2.grad(), 1e-5, 1e-6));
+  std::string fwd = last_traces(jfn).back().str();
+  EXPECT_NE(fwd.find("ltorch.gelu(x0, 'tanh')"), std::string::npos) << fwd;
+}
+
+}  // namespace
+}  // namespace thunder

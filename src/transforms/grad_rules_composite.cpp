@@ -1,0 +1,125 @@
+// Grad rules for composites whose decomposition would save or recompute too
+// much: the forward stays one ltorch statement (ATen runs it whole) and the
+// backward reads only what it needs (gelu saves its input, softmax its output).
+// Statements the forward output does not need run in the backward.
+#include <cmath>
+#include <numbers>
+
+#include "thunder/core/error.h"
+#include "thunder/lang/ltorch.h"
+#include "thunder/prims/prims.h"
+#include "thunder/transforms/autodiff.h"
+
+namespace thunder {
+
+void set_grad_rule(std::string_view id, GradRule rule);
+
+namespace {
+
+const Proxy& P(const Value& v) { return *v.proxy(); }
+
+std::vector<int64_t> shape_of(const Value& v) { return P(v).shape; }
+
+// Sum of g over its leading dims so it matches a trailing shape.
+Value sum_leading(const Value& g, size_t trailing) {
+  std::vector<int64_t> dims;
+  for (size_t d = 0; d + trailing < P(g).shape.size(); ++d) dims.push_back(static_cast<int64_t>(d));
+  return dims.empty() ? g : ltorch::sum(g, dims, false);
+}
+
+Value linear_rule(GradContext& g, const OpArgs& a) {
+  Value out = ltorch::linear(a[0], a[1], a[2]);
+  Value go = g.get_grad(out);
+  const Shape xs = shape_of(a[0]);
+  const int64_t in = xs.back(), outf = P(out).shape.back();
+  if (g.requires_grad(a[0])) g.put_grad(a[0], ltorch::matmul(go, a[1]));
+  Value g2 = ltorch::reshape(go, {-1, outf});
+  if (g.requires_grad(a[1]))
+    g.put_grad(a[1], ltorch::matmul(ltorch::transpose(g2, 0, 1), ltorch::reshape(a[0], {-1, in})));
+  if (!a[2].is_none() && g.requires_grad(a[2])) g.put_grad(a[2], ltorch::sum(g2, {0}, false));
+  return out;
+}
+
+Value gelu_rule(GradContext& g, const OpArgs& a) {
+  const std::string approx = a.string(1);
+  Value x = a[0];
+  Value out = ltorch::gelu(x, approx);
+  Value go = g.get_grad(out);
+  if (!g.requires_grad(x)) return out;
+  Value d;
+  if (approx == "tanh") {
+    // 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3c x^2), t = tanh(k (x + c x^3))
+    const double k = std::sqrt(2.0 / std::numbers::pi), c = 0.044715;
+    Value x2 = ltorch::mul(x, x);
+    Value inner = ltorch::mul(ltorch::add(x, ltorch::mul(ltorch::mul(x2, x), c)), k);
+    Value t = ltorch::tanh(inner);
+    Value left = ltorch::mul(ltorch::add(t, 1.0), 0.5);
+    Value dt = ltorch::mul(ltorch::sub(1.0, ltorch::mul(t, t)),
+                           ltorch::mul(ltorch::add(ltorch::mul(x2, 3 * c), 1.0), k));
+    d = ltorch::add(left, ltorch::mul(ltorch::mul(x, 0.5), dt));
+  } else {
+    // Phi(x) + x phi(x)
+    Value cdf = ltorch::mul(ltorch::add(ltorch::erf(ltorch::mul(x, std::numbers::sqrt2 / 2)), 1.0), 0.5);
+    Value pdf = ltorch::mul(ltorch::exp(ltorch::mul(ltorch::mul(x, x), -0.5)),
+                            1.0 / std::sqrt(2.0 * std::numbers::pi));
+    d = ltorch::add(cdf, ltorch::mul(x, pdf));
+  }
+  g.put_grad(x, ltorch::mul(go, d));
+  return out;
+}
+
+Value softmax_rule(GradContext& g, const OpArgs& a) {
+  Value out = ltorch::softmax(a[0], a.integer(1));
+  Value go = g.get_grad(out);
+  if (!g.requires_grad(a[0])) return out;
+  std::vector<int64_t> dim{a.integer(1)};
+  Value s = ltorch::sum(ltorch::mul(go, out), dim, true);
+  g.put_grad(a[0], ltorch::mul(out, ltorch::sub(go, s)));
+  return out;
+}
+
+Value log_softmax_rule(GradContext& g, const OpArgs& a) {
+  Value out = ltorch::log_softmax(a[0], a.integer(1));
+  Value go = g.get_grad(out);
+  if (!g.requires_grad(a[0])) return out;
+  std::vector<int64_t> dim{a.integer(1)};
+  Value s = ltorch::sum(go, dim, true);
+  g.put_grad(a[0], ltorch::sub(go, ltorch::mul(ltorch::exp(out), s)));
+  return out;
+}
+
+Value layer_norm_rule(GradContext& g, const OpArgs& a) {
+  const Value &x = a[0], &w = a[2], &b = a[3];
+  const auto& norm_shape = a.ints(1);
+  double eps = a.number(4);
+  Value out = ltorch::layer_norm(x, norm_shape, w, b, eps);
+  Value go = g.get_grad(out);
+  const int64_t rank = P(x).ndim(), k = static_cast<int64_t>(norm_shape.size());
+  std::vector<int64_t> dims;
+  for (int64_t d = rank - k; d < rank; ++d) dims.push_back(d);
+  // Statistics per row, recomputed from x (small; the forward's are not exposed).
+  Value mean = ltorch::mean(x, dims, true);
+  Value rstd = ltorch::rsqrt(ltorch::add(ltorch::var(x, dims, 0.0, true), eps));
+  Value xhat = ltorch::mul(ltorch::sub(x, mean), rstd);
+  if (!w.is_none() && g.requires_grad(w)) g.put_grad(w, sum_leading(ltorch::mul(go, xhat), k));
+  if (!b.is_none() && g.requires_grad(b)) g.put_grad(b, sum_leading(go, k));
+  if (g.requires_grad(x)) {
+    Value gx = w.is_none() ? go : ltorch::mul(go, w);
+    Value m1 = ltorch::mean(gx, dims, true);
+    Value m2 = ltorch::mean(ltorch::mul(gx, xhat), dims, true);
+    g.put_grad(x, ltorch::mul(rstd, ltorch::sub(ltorch::sub(gx, m1), ltorch::mul(xhat, m2))));
+  }
+  return out;
+}
+
+}  // namespace
+
+void register_composite_grad_rules() {
+  set_grad_rule("ltorch.linear", linear_rule);
+  set_grad_rule("ltorch.gelu", gelu_rule);
+  set_grad_rule("ltorch.softmax", softmax_rule);
+  set_grad_rule("ltorch.log_softmax", log_softmax_rule);
+  set_grad_rule("ltorch.layer_norm", layer_norm_rule);
+}
+
+}  // namespace thunder
