@@ -5,6 +5,7 @@
 
 #include "thunder/core/error.h"
 #include "thunder/core/trace.h"
+#include "thunder/frontend/autograd.h"
 #include "thunder/frontend/jit.h"
 #include "thunder/frontend/nn.h"
 #include "thunder/frontend/ops.h"

@@ -63,7 +63,7 @@ bool needs_grad(const BoundSymbol& b) {
 }
 
 // get_grad/put_grad bookkeeping for one rule application.
-class RuleContext : public GradContext {
+class RuleContext : public VjpContext {
  public:
   explicit RuleContext(TraceCtx& ctx) : ctx_(ctx) {}
   Value get_grad(const Value& out) override {

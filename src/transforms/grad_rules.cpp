@@ -81,33 +81,33 @@ void rule(const char* id, GradRule r) { set_grad_rule(id, std::move(r)); }
 }  // namespace
 
 void register_builtin_grad_rules() {
-  rule("prims.add", [](GradContext& g, const OpArgs& a) {
+  rule("prims.add", [](VjpContext& g, const OpArgs& a) {
     Value out = prims::add(a[0], a[1]);
     Value go = g.get_grad(out);
     g.put_grad(a[0], go);
     g.put_grad(a[1], go);
     return out;
   });
-  rule("prims.sub", [](GradContext& g, const OpArgs& a) {
+  rule("prims.sub", [](VjpContext& g, const OpArgs& a) {
     Value out = prims::sub(a[0], a[1]);
     Value go = g.get_grad(out);
     g.put_grad(a[0], go);
     if (g.requires_grad(a[1])) g.put_grad(a[1], prims::neg(go));
     return out;
   });
-  rule("prims.mul", [](GradContext& g, const OpArgs& a) {
+  rule("prims.mul", [](VjpContext& g, const OpArgs& a) {
     Value out = prims::mul(a[0], a[1]);
     Value go = g.get_grad(out);
     if (g.requires_grad(a[0])) g.put_grad(a[0], prims::mul(go, a[1]));
     if (g.requires_grad(a[1])) g.put_grad(a[1], prims::mul(go, a[0]));
     return out;
   });
-  rule("prims.neg", [](GradContext& g, const OpArgs& a) {
+  rule("prims.neg", [](VjpContext& g, const OpArgs& a) {
     Value out = prims::neg(a[0]);
     g.put_grad(a[0], prims::neg(g.get_grad(out)));
     return out;
   });
-  rule("prims.broadcast_in_dim", [](GradContext& g, const OpArgs& a) {
+  rule("prims.broadcast_in_dim", [](VjpContext& g, const OpArgs& a) {
     Value out = prims::broadcast_in_dim(a[0], a.ints(1), a.ints(2));
     if (g.requires_grad(a[0])) g.put_grad(a[0], unbroadcast(g.get_grad(out), P(a[0]).shape, a.ints(2)));
     return out;
@@ -115,7 +115,7 @@ void register_builtin_grad_rules() {
 
   // ---- elementwise unary: put_grad(a, f(a, out, g)) ----
   auto unary = [](const char* id, Value (*prim)(const Value&), UnaryGrad grad) {
-    rule(id, [prim, grad](GradContext& g, const OpArgs& a) {
+    rule(id, [prim, grad](VjpContext& g, const OpArgs& a) {
       Value out = prim(a[0]);
       if (g.requires_grad(a[0])) g.put_grad(a[0], grad(a[0], out, g.get_grad(out)));
       return out;
@@ -161,14 +161,14 @@ void register_builtin_grad_rules() {
   });
 
   // ---- elementwise binary (either operand may be a number) ----
-  rule("prims.div", [](GradContext& g, const OpArgs& a) {
+  rule("prims.div", [](VjpContext& g, const OpArgs& a) {
     Value out = prims::div(a[0], a[1]);
     Value go = g.get_grad(out);
     if (g.requires_grad(a[0])) g.put_grad(a[0], prims::div(go, a[1]));
     if (g.requires_grad(a[1])) g.put_grad(a[1], prims::mul(prims::neg(go), prims::div(out, a[1])));
     return out;
   });
-  rule("prims.pow", [](GradContext& g, const OpArgs& a) {
+  rule("prims.pow", [](VjpContext& g, const OpArgs& a) {
     Value out = prims::pow(a[0], a[1]);
     Value go = g.get_grad(out);
     if (g.requires_grad(a[0])) {  // b * a^(b-1), 0 where b == 0 (as torch)
@@ -201,7 +201,7 @@ void register_builtin_grad_rules() {
   // Ties split the gradient evenly between the operands (as torch.maximum/minimum).
   for (const char* id : {"prims.maximum", "prims.minimum"}) {
     bool is_max = std::string_view(id) == "prims.maximum";
-    rule(id, [is_max](GradContext& g, const OpArgs& a) {
+    rule(id, [is_max](VjpContext& g, const OpArgs& a) {
       Value out = is_max ? prims::maximum(a[0], a[1]) : prims::minimum(a[0], a[1]);
       Value go = g.get_grad(out);
       for (int i : {0, 1}) {
@@ -215,14 +215,14 @@ void register_builtin_grad_rules() {
       return out;
     });
   }
-  rule("prims.where", [](GradContext& g, const OpArgs& a) {
+  rule("prims.where", [](VjpContext& g, const OpArgs& a) {
     Value out = prims::where(a[0], a[1], a[2]);
     Value go = g.get_grad(out);
     if (g.requires_grad(a[1])) g.put_grad(a[1], prims::where(a[0], go, 0.0));
     if (g.requires_grad(a[2])) g.put_grad(a[2], prims::where(a[0], 0.0, go));
     return out;
   });
-  rule("prims.convert_element_type", [](GradContext& g, const OpArgs& a) {
+  rule("prims.convert_element_type", [](VjpContext& g, const OpArgs& a) {
     Value out = prims::convert_element_type(a[0], a.dtype(1));
     if (g.requires_grad(a[0])) {
       Value go = g.get_grad(out);
@@ -233,17 +233,17 @@ void register_builtin_grad_rules() {
   });
 
   // ---- shape ----
-  rule("prims.reshape", [](GradContext& g, const OpArgs& a) {
+  rule("prims.reshape", [](VjpContext& g, const OpArgs& a) {
     Value out = prims::reshape(a[0], a.ints(1));
     if (g.requires_grad(a[0])) g.put_grad(a[0], prims::reshape(g.get_grad(out), P(a[0]).shape));
     return out;
   });
-  rule("prims.squeeze", [](GradContext& g, const OpArgs& a) {
+  rule("prims.squeeze", [](VjpContext& g, const OpArgs& a) {
     Value out = prims::squeeze(a[0], a.ints(1));
     if (g.requires_grad(a[0])) g.put_grad(a[0], prims::reshape(g.get_grad(out), P(a[0]).shape));
     return out;
   });
-  rule("prims.transpose", [](GradContext& g, const OpArgs& a) {
+  rule("prims.transpose", [](VjpContext& g, const OpArgs& a) {
     const auto& perm = a.ints(1);
     Value out = prims::transpose(a[0], perm);
     if (g.requires_grad(a[0])) {
@@ -253,7 +253,7 @@ void register_builtin_grad_rules() {
     }
     return out;
   });
-  rule("prims.slice", [](GradContext& g, const OpArgs& a) {
+  rule("prims.slice", [](VjpContext& g, const OpArgs& a) {
     const auto &start = a.ints(1), &end = a.ints(2), &strides = a.ints(3);
     Value out = prims::slice(a[0], start, end, strides);
     if (g.requires_grad(a[0])) {
@@ -273,7 +273,7 @@ void register_builtin_grad_rules() {
     }
     return out;
   });
-  rule("prims.pad", [](GradContext& g, const OpArgs& a) {
+  rule("prims.pad", [](VjpContext& g, const OpArgs& a) {
     const auto& cfg = a.ints(2);
     Value out = prims::pad(a[0], a[1], cfg);
     if (g.requires_grad(a[0])) {
@@ -303,7 +303,7 @@ void register_builtin_grad_rules() {
     }
     return out;
   });
-  rule("prims.cat", [](GradContext& g, const OpArgs& a) {
+  rule("prims.cat", [](VjpContext& g, const OpArgs& a) {
     const auto& ts = a.list(0);
     int64_t dim = a.integer(1);
     Value out = prims::cat(ts, dim);
@@ -324,7 +324,7 @@ void register_builtin_grad_rules() {
   });
 
   // ---- reductions ----
-  rule("prims.sum", [](GradContext& g, const OpArgs& a) {
+  rule("prims.sum", [](VjpContext& g, const OpArgs& a) {
     Value out = prims::sum(a[0], a.ints(1));
     if (g.requires_grad(a[0])) g.put_grad(a[0], restore(g.get_grad(out), P(a[0]).shape, a.ints(1)));
     return out;
@@ -332,7 +332,7 @@ void register_builtin_grad_rules() {
   // Ties share the gradient evenly (as torch.amax/amin).
   for (const char* id : {"prims.amax", "prims.amin"}) {
     bool is_max = std::string_view(id) == "prims.amax";
-    rule(id, [is_max](GradContext& g, const OpArgs& a) {
+    rule(id, [is_max](VjpContext& g, const OpArgs& a) {
       const auto& dims = a.ints(1);
       Value out = is_max ? prims::amax(a[0], dims) : prims::amin(a[0], dims);
       if (g.requires_grad(a[0])) {
@@ -345,7 +345,7 @@ void register_builtin_grad_rules() {
       return out;
     });
   }
-  rule("prims.var", [](GradContext& g, const OpArgs& a) {
+  rule("prims.var", [](VjpContext& g, const OpArgs& a) {
     const auto& dims = a.ints(1);
     double correction = a.number(2);
     Value out = prims::var(a[0], dims, correction);
@@ -362,7 +362,7 @@ void register_builtin_grad_rules() {
   });
 
   // ---- linear algebra and nn ----
-  rule("prims.matmul", [](GradContext& g, const OpArgs& a) {
+  rule("prims.matmul", [](VjpContext& g, const OpArgs& a) {
     Value out = prims::matmul(a[0], a[1]);
     Value go = g.get_grad(out);
     const Proxy &x = P(a[0]), &y = P(a[1]);
@@ -403,7 +403,7 @@ void register_builtin_grad_rules() {
     }
     return out;
   });
-  rule("prims.linear", [](GradContext& g, const OpArgs& a) {
+  rule("prims.linear", [](VjpContext& g, const OpArgs& a) {
     Value out = prims::linear(a[0], a[1], a[2]);
     Value go = g.get_grad(out);
     const Proxy &x = P(a[0]), &w = P(a[1]);
@@ -421,7 +421,7 @@ void register_builtin_grad_rules() {
       g.put_grad(a[2], P(go).ndim() == 1 ? go : prims::sum(go, iota_dims(P(go).ndim() - 1)));
     return out;
   });
-  rule("prims.embedding", [](GradContext& g, const OpArgs& a) {
+  rule("prims.embedding", [](VjpContext& g, const OpArgs& a) {
     Value out = prims::embedding(a[0], a[1]);
     if (g.requires_grad(a[1])) {
       // Adds the cotangent rows into a zeros weight at the indices.
@@ -435,14 +435,14 @@ void register_builtin_grad_rules() {
   });
 
   // ---- indexing ----
-  rule("prims.take_along_axis", [](GradContext& g, const OpArgs& a) {
+  rule("prims.take_along_axis", [](VjpContext& g, const OpArgs& a) {
     int64_t dim = a.integer(2);
     Value out = prims::take_along_axis(a[0], a[1], dim);
     if (g.requires_grad(a[0]))
       g.put_grad(a[0], prims::scatter_add(zeros_like(P(a[0])), dim, a[1], g.get_grad(out)));
     return out;
   });
-  rule("prims.index_select", [](GradContext& g, const OpArgs& a) {
+  rule("prims.index_select", [](VjpContext& g, const OpArgs& a) {
     int64_t dim = a.integer(1);
     Value out = prims::index_select(a[0], dim, a[2]);
     if (g.requires_grad(a[0])) {
@@ -459,7 +459,7 @@ void register_builtin_grad_rules() {
     }
     return out;
   });
-  rule("prims.scatter_add", [](GradContext& g, const OpArgs& a) {
+  rule("prims.scatter_add", [](VjpContext& g, const OpArgs& a) {
     int64_t dim = a.integer(1);
     Value out = prims::scatter_add(a[0], dim, a[2], a[3]);
     Value go = g.get_grad(out);
@@ -468,7 +468,7 @@ void register_builtin_grad_rules() {
       g.put_grad(a[3], pad_to(prims::take_along_axis(go, a[2], dim), P(a[3]).shape));
     return out;
   });
-  rule("prims.scatter", [](GradContext& g, const OpArgs& a) {
+  rule("prims.scatter", [](VjpContext& g, const OpArgs& a) {
     int64_t dim = a.integer(1);
     Value out = prims::scatter(a[0], dim, a[2], a[3]);
     Value go = g.get_grad(out);
@@ -484,13 +484,13 @@ void register_builtin_grad_rules() {
 
   // ---- ltorch composites whose torch gradient differs from their decomposition's at ties ----
   // relu: no gradient at 0 (maximum(a, 0) would give half).
-  rule("ltorch.relu", [](GradContext& g, const OpArgs& a) {
+  rule("ltorch.relu", [](VjpContext& g, const OpArgs& a) {
     Value out = a.symbol().body(a);
     if (g.requires_grad(a[0])) g.put_grad(a[0], prims::where(prims::gt(out, 0.0), g.get_grad(out), 0.0));
     return out;
   });
   // clamp: the full gradient where min <= a <= max.
-  rule("ltorch.clamp", [](GradContext& g, const OpArgs& a) {
+  rule("ltorch.clamp", [](VjpContext& g, const OpArgs& a) {
     Value out = a.symbol().body(a);
     if (g.requires_grad(a[0]) && P(out).dtype == P(a[0]).dtype) {
       Value inside;
@@ -504,7 +504,7 @@ void register_builtin_grad_rules() {
     return out;
   });
   // max(a, dim): the gradient goes to the selected index only.
-  rule("ltorch.max", [](GradContext& g, const OpArgs& a) {
+  rule("ltorch.max", [](VjpContext& g, const OpArgs& a) {
     Value out = a.symbol().body(a);
     if (g.requires_grad(a[0])) {
       const Proxy& x = P(a[0]);

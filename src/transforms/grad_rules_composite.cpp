@@ -27,7 +27,7 @@ Value sum_leading(const Value& g, size_t trailing) {
   return dims.empty() ? g : ltorch::sum(g, dims, false);
 }
 
-Value linear_rule(GradContext& g, const OpArgs& a) {
+Value linear_rule(VjpContext& g, const OpArgs& a) {
   Value out = ltorch::linear(a[0], a[1], a[2]);
   Value go = g.get_grad(out);
   const Shape xs = shape_of(a[0]);
@@ -40,7 +40,7 @@ Value linear_rule(GradContext& g, const OpArgs& a) {
   return out;
 }
 
-Value gelu_rule(GradContext& g, const OpArgs& a) {
+Value gelu_rule(VjpContext& g, const OpArgs& a) {
   const std::string approx = a.string(1);
   Value x = a[0];
   Value out = ltorch::gelu(x, approx);
@@ -68,7 +68,7 @@ Value gelu_rule(GradContext& g, const OpArgs& a) {
   return out;
 }
 
-Value softmax_rule(GradContext& g, const OpArgs& a) {
+Value softmax_rule(VjpContext& g, const OpArgs& a) {
   Value out = ltorch::softmax(a[0], a.integer(1));
   Value go = g.get_grad(out);
   if (!g.requires_grad(a[0])) return out;
@@ -78,7 +78,7 @@ Value softmax_rule(GradContext& g, const OpArgs& a) {
   return out;
 }
 
-Value log_softmax_rule(GradContext& g, const OpArgs& a) {
+Value log_softmax_rule(VjpContext& g, const OpArgs& a) {
   Value out = ltorch::log_softmax(a[0], a.integer(1));
   Value go = g.get_grad(out);
   if (!g.requires_grad(a[0])) return out;
@@ -88,7 +88,7 @@ Value log_softmax_rule(GradContext& g, const OpArgs& a) {
   return out;
 }
 
-Value layer_norm_rule(GradContext& g, const OpArgs& a) {
+Value layer_norm_rule(VjpContext& g, const OpArgs& a) {
   const Value &x = a[0], &w = a[2], &b = a[3];
   const auto& norm_shape = a.ints(1);
   double eps = a.number(4);

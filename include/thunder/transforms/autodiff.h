@@ -19,9 +19,9 @@
 
 namespace thunder {
 
-class GradContext {
+class VjpContext {
  public:
-  virtual ~GradContext() = default;
+  virtual ~VjpContext() = default;
   // The cotangent of a forward value the rule produced (bound when the backward is built).
   virtual Value get_grad(const Value& out) = 0;
   // Adds `grad` to the cotangent of a tensor argument of the rule.
@@ -31,7 +31,7 @@ class GradContext {
 };
 
 // A rule returns the forward result, structured like the symbol's output.
-using GradRule = std::function<Value(GradContext&, const OpArgs&)>;
+using GradRule = std::function<Value(VjpContext&, const OpArgs&)>;
 
 // The registry of grad rules, keyed by symbol id. A later registration replaces
 // an earlier one (user rules replace built-in rules).
