@@ -23,47 +23,57 @@ c10::Scalar scalar(const Scalar& s) {
   if (v.kind() == Value::Kind::Int) return v.as_int();
   return v.to_double();
 }
+// Runs an eager in-place op; libtorch's refusals (e.g. in-place on a leaf that
+// requires grad) become thunder::Error naming the op, and the tensor is unchanged.
+template <typename F>
+void guarded(const char* op, F&& f) {
+  try {
+    f();
+  } catch (const c10::Error& e) {
+    fail("Tensor.{}: {}", op, e.what_without_backtrace());
+  }
+}
 }  // namespace
 
 Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) {
-  target(*this, "add_").add_(concrete(o, "add_"), scalar(alpha));
+  guarded("add_", [&] { target(*this, "add_").add_(concrete(o, "add_"), scalar(alpha)); });
   return *this;
 }
 Tensor& Tensor::add_(const Scalar& o, const Scalar& alpha) {
-  target(*this, "add_").add_(scalar(o), scalar(alpha));
+  guarded("add_", [&] { target(*this, "add_").add_(scalar(o), scalar(alpha)); });
   return *this;
 }
 Tensor& Tensor::mul_(const Tensor& o) {
-  target(*this, "mul_").mul_(concrete(o, "mul_"));
+  guarded("mul_", [&] { target(*this, "mul_").mul_(concrete(o, "mul_")); });
   return *this;
 }
 Tensor& Tensor::mul_(const Scalar& o) {
-  target(*this, "mul_").mul_(scalar(o));
+  guarded("mul_", [&] { target(*this, "mul_").mul_(scalar(o)); });
   return *this;
 }
 Tensor& Tensor::copy_(const Tensor& src) {
-  target(*this, "copy_").copy_(concrete(src, "copy_"));
+  guarded("copy_", [&] { target(*this, "copy_").copy_(concrete(src, "copy_")); });
   return *this;
 }
 Tensor& Tensor::fill_(const Scalar& v) {
-  target(*this, "fill_").fill_(scalar(v));
+  guarded("fill_", [&] { target(*this, "fill_").fill_(scalar(v)); });
   return *this;
 }
 Tensor& Tensor::zero_() {
-  target(*this, "zero_").zero_();
+  guarded("zero_", [&] { target(*this, "zero_").zero_(); });
   return *this;
 }
 Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& v) {
-  target(*this, "masked_fill_").masked_fill_(concrete(mask, "masked_fill_"), scalar(v));
+  guarded("masked_fill_", [&] { target(*this, "masked_fill_").masked_fill_(concrete(mask, "masked_fill_"), scalar(v)); });
   return *this;
 }
 Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) {
-  target(*this, "scatter_add_")
-      .scatter_add_(dim, concrete(index, "scatter_add_"), concrete(src, "scatter_add_"));
+  guarded("scatter_add_", [&] { target(*this, "scatter_add_")
+      .scatter_add_(dim, concrete(index, "scatter_add_"), concrete(src, "scatter_add_")); });
   return *this;
 }
 Tensor& Tensor::uniform_(double from, double to) {
-  target(*this, "uniform_").uniform_(from, to);
+  guarded("uniform_", [&] { target(*this, "uniform_").uniform_(from, to); });
   return *this;
 }
 

@@ -180,3 +180,31 @@ TEST(Autograd, CompositeRulesSaveLessThanTheDecomposition) {
 
 }  // namespace
 }  // namespace thunder
+
+namespace thunder {
+namespace {
+
+TEST(Autograd, UserGradRuleReplacesTheBuiltInOne) {
+  // silu has no built-in composite rule (its decomposition is differentiated);
+  // a user rule makes the forward one ltorch.silu and the backward its formula.
+  register_grad("ltorch.silu", [](GradContext& g, const CallArgs& a) -> TensorList {
+    Tensor x = a.tensor(0);
+    Tensor out = thunder::silu(x);
+    Tensor s = x.sigmoid();
+    g.put_grad(x, g.get_grad(out) * s * (1 + x * (1 - s)));
+    return {out};
+  });
+  auto jfn = jit([](const Tensor& x) { return silu(x); });
+  at::Tensor x = at::randn({6}, at::kDouble).requires_grad_();
+  jfn(x).backward(at::ones({6}, at::kDouble));
+  at::Tensor x2 = x.detach().clone().requires_grad_();
+  at::silu(x2).backward(at::ones({6}, at::kDouble));
+  EXPECT_TRUE(at::allclose(x.grad(), x2.grad()));
+  std::string fwd = last_traces(jfn).back().str();
+  EXPECT_NE(fwd.find("ltorch.silu(x0)"), std::string::npos) << fwd;
+  std::string bwd = last_backward_traces(jfn).front().str();
+  EXPECT_NE(bwd.find("ltorch.sigmoid(x0)"), std::string::npos) << bwd;
+}
+
+}  // namespace
+}  // namespace thunder

@@ -1,0 +1,73 @@
+// Autograd errors: missing grad rules and bad register_grad calls.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <thunder/prims/prims.h>
+#include <thunder/thunder.h>
+
+namespace thunder {
+namespace {
+
+TEST(AutogradErrors, PrimWithoutGradRuleNamesItself) {
+  // prims.copy_ has no grad rule: differentiating through it is an error.
+  auto jfn = jit([](const Tensor& x) {
+    Tensor dst = x * 0.0;
+    return Tensor(prims::copy_(Value(x.proxy()), Value(dst.proxy())).proxy());
+  });
+  try {
+    jfn(at::randn({3}).requires_grad_());
+    FAIL() << "expected thunder::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("prims.copy_: has no grad rule"), std::string::npos)
+        << e.what();
+  }
+  // Without grad the same function compiles and runs.
+  at::Tensor x = at::randn({3});
+  EXPECT_TRUE(at::allclose(jfn(x).aten(), x));
+}
+
+TEST(AutogradErrors, RegisterGradForUnknownSymbol) {
+  EXPECT_THROW(register_grad("ltorch.no_such_op",
+                             [](GradContext&, const CallArgs&) -> TensorList { return {}; }),
+               Error);
+}
+
+TEST(AutogradErrors, RuleReturningNothingIsAnError) {
+  register_grad("ltorch.rsqrt", [](GradContext&, const CallArgs&) -> TensorList { return {}; });
+  auto jfn = jit([](const Tensor& x) { return x.rsqrt(); });
+  EXPECT_THROW(jfn(at::rand({3}).requires_grad_()), Error);
+  // Restore a correct rule for the rest of this binary.
+  register_grad("ltorch.rsqrt", [](GradContext& g, const CallArgs& a) -> TensorList {
+    Tensor x = a.tensor(0), out = x.rsqrt();
+    g.put_grad(x, g.get_grad(out) * out * out * out * -0.5);
+    return {out};
+  });
+  at::Tensor x = at::rand({3}, at::kDouble).add(0.5).requires_grad_();
+  jfn(x).backward(at::ones({3}, at::kDouble));
+  EXPECT_TRUE(at::allclose(x.grad(), -0.5 * x.detach().pow(-1.5)));
+}
+
+}  // namespace
+}  // namespace thunder
+
+namespace thunder {
+namespace {
+
+TEST(AutogradErrors, InPlaceOnALeafThatRequiresGrad) {
+  Tensor w = at::ones({3}).requires_grad_();
+  try {
+    w.add_(1.0);
+    FAIL() << "expected thunder::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Tensor.add_"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("leaf"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(at::equal(w.aten(), at::ones({3})));  // unchanged
+  {
+    NoGradGuard g;  // an optimizer-style update is allowed
+    w.add_(1.0);
+  }
+  EXPECT_TRUE(at::equal(w.aten(), at::full({3}, 2.0)));
+}
+
+}  // namespace
+}  // namespace thunder
