@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the build needs, only when one is missing, so
+# Installs the Debian packages the build needs (OpenBLAS replaces the slow
+# reference BLAS that libtorch-dev links by default), only when one is missing, so
 # `make demo` and `make test` work on a fresh Debian 12 machine as root.
 set -euo pipefail
 pkgs=(cmake ninja-build g++ ccache libtorch-dev libgtest-dev libgmock-dev libbenchmark-dev
-      libfmt-dev llvm-14-tools libgoogle-perftools-dev)
+      libfmt-dev llvm-14-tools libgoogle-perftools-dev libopenblas0-pthread)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

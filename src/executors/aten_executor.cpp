@@ -23,6 +23,7 @@ void ensure_registered() {
     detail::register_nn();
     detail::register_factory();
     detail::register_inplace();
+    detail::register_backward();
   });
 }
 

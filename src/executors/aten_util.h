@@ -23,6 +23,7 @@ void register_indexing();
 void register_nn();
 void register_factory();
 void register_inplace();
+void register_backward();
 // ltorch halves of the shape and factory families (written by their owners).
 void register_shape_ltorch();
 void register_factory_ltorch();

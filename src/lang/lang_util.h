@@ -53,6 +53,7 @@ void register_shape();
 void register_indexing();
 void register_nn();
 void register_factory();
+void register_backward();
 
 }  // namespace thunder::ltorch::detail
 

@@ -12,6 +12,7 @@ void ensure_registered() {
     detail::register_indexing();
     detail::register_nn();
     detail::register_factory();
+    detail::register_backward();
     return true;
   }();
   (void)done;

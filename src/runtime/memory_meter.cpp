@@ -4,6 +4,8 @@
 #include <c10/core/CPUAllocator.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <new>
 #include <mutex>
 
 namespace thunder {
@@ -12,34 +14,31 @@ namespace {
 std::atomic<int64_t> g_live{0};
 std::atomic<int64_t> g_peak{0};
 
-// Wraps the allocator found at install time; each block remembers its size.
+// A 64-byte-aligned allocator that records each block's size in a header
+// before the data, so the context pointer can equal the data pointer (ATen's
+// raw_allocate requires that).
+constexpr size_t kHeader = 64;
+
+void release(void* data) {
+  char* base = static_cast<char*>(data) - kHeader;
+  g_live.fetch_sub(*reinterpret_cast<int64_t*>(base));
+  std::free(base);
+}
+
 class CountingAllocator final : public c10::Allocator {
  public:
-  explicit CountingAllocator(c10::Allocator* inner) : inner_(inner) {}
-
   c10::DataPtr allocate(size_t n) const override {
-    c10::DataPtr inner = inner_->allocate(n);
-    void* data = inner.get();
-    auto* ctx = new Block{std::move(inner), static_cast<int64_t>(n)};
-    int64_t live = g_live.fetch_add(ctx->bytes) + ctx->bytes;
+    void* base = nullptr;
+    if (posix_memalign(&base, kHeader, n + kHeader) != 0) throw std::bad_alloc();
+    *static_cast<int64_t*>(base) = static_cast<int64_t>(n);
+    int64_t live = g_live.fetch_add(static_cast<int64_t>(n)) + static_cast<int64_t>(n);
     int64_t peak = g_peak.load();
     while (live > peak && !g_peak.compare_exchange_weak(peak, live)) {
     }
-    return {data, ctx, &release, c10::Device(c10::DeviceType::CPU)};
+    void* data = static_cast<char*>(base) + kHeader;
+    return {data, data, &release, c10::Device(c10::DeviceType::CPU)};
   }
-  c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
-
- private:
-  struct Block {
-    c10::DataPtr inner;
-    int64_t bytes;
-  };
-  static void release(void* p) {
-    auto* b = static_cast<Block*>(p);
-    g_live.fetch_sub(b->bytes);
-    delete b;
-  }
-  c10::Allocator* inner_;
+  c10::DeleterFnPtr raw_deleter() const override { return &release; }
 };
 
 }  // namespace
@@ -47,7 +46,7 @@ class CountingAllocator final : public c10::Allocator {
 void MemoryMeter::install() {
   static std::once_flag once;
   std::call_once(once, [] {
-    static CountingAllocator counting(c10::GetCPUAllocator());
+    static CountingAllocator counting;
     c10::SetCPUAllocator(&counting, /*priority=*/100);
   });
 }

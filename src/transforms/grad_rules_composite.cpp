@@ -46,25 +46,7 @@ Value gelu_rule(VjpContext& g, const OpArgs& a) {
   Value out = ltorch::gelu(x, approx);
   Value go = g.get_grad(out);
   if (!g.requires_grad(x)) return out;
-  Value d;
-  if (approx == "tanh") {
-    // 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3c x^2), t = tanh(k (x + c x^3))
-    const double k = std::sqrt(2.0 / std::numbers::pi), c = 0.044715;
-    Value x2 = ltorch::mul(x, x);
-    Value inner = ltorch::mul(ltorch::add(x, ltorch::mul(ltorch::mul(x2, x), c)), k);
-    Value t = ltorch::tanh(inner);
-    Value left = ltorch::mul(ltorch::add(t, 1.0), 0.5);
-    Value dt = ltorch::mul(ltorch::sub(1.0, ltorch::mul(t, t)),
-                           ltorch::mul(ltorch::add(ltorch::mul(x2, 3 * c), 1.0), k));
-    d = ltorch::add(left, ltorch::mul(ltorch::mul(x, 0.5), dt));
-  } else {
-    // Phi(x) + x phi(x)
-    Value cdf = ltorch::mul(ltorch::add(ltorch::erf(ltorch::mul(x, std::numbers::sqrt2 / 2)), 1.0), 0.5);
-    Value pdf = ltorch::mul(ltorch::exp(ltorch::mul(ltorch::mul(x, x), -0.5)),
-                            1.0 / std::sqrt(2.0 * std::numbers::pi));
-    d = ltorch::add(cdf, ltorch::mul(x, pdf));
-  }
-  g.put_grad(x, ltorch::mul(go, d));
+  g.put_grad(x, ltorch::gelu_backward(go, x, approx));
   return out;
 }
 
@@ -72,9 +54,7 @@ Value softmax_rule(VjpContext& g, const OpArgs& a) {
   Value out = ltorch::softmax(a[0], a.integer(1));
   Value go = g.get_grad(out);
   if (!g.requires_grad(a[0])) return out;
-  std::vector<int64_t> dim{a.integer(1)};
-  Value s = ltorch::sum(ltorch::mul(go, out), dim, true);
-  g.put_grad(a[0], ltorch::mul(out, ltorch::sub(go, s)));
+  g.put_grad(a[0], ltorch::softmax_backward(go, out, a.integer(1)));
   return out;
 }
 
@@ -82,9 +62,7 @@ Value log_softmax_rule(VjpContext& g, const OpArgs& a) {
   Value out = ltorch::log_softmax(a[0], a.integer(1));
   Value go = g.get_grad(out);
   if (!g.requires_grad(a[0])) return out;
-  std::vector<int64_t> dim{a.integer(1)};
-  Value s = ltorch::sum(go, dim, true);
-  g.put_grad(a[0], ltorch::sub(go, ltorch::mul(ltorch::exp(out), s)));
+  g.put_grad(a[0], ltorch::log_softmax_backward(go, out, a.integer(1)));
   return out;
 }
 

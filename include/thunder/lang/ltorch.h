@@ -104,6 +104,11 @@ Value cross_entropy(const Value& logits, const Value& targets);  // mean reducti
 Value scaled_dot_product_attention(const Value& q, const Value& k, const Value& v,
                                    bool is_causal);
 
+// ---- backward helpers (emitted by grad rules; ATen has fused kernels) ----
+Value gelu_backward(const Value& grad, const Value& a, const std::string& approximate);
+Value softmax_backward(const Value& grad, const Value& out, int64_t dim);
+Value log_softmax_backward(const Value& grad, const Value& out, int64_t dim);
+
 // ---- factories ----
 Value full(const std::vector<int64_t>& shape, const Value& fill_value, Device device, DType dtype);
 Value zeros(const std::vector<int64_t>& shape, Device device, DType dtype);

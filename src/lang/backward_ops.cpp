@@ -1,0 +1,64 @@
+// Backward helpers as ltorch symbols: grad rules emit one statement each
+// (ATen runs it with its fused backward kernel) whose decomposition states the
+// formula in prims for every other executor.
+#include <cmath>
+#include <numbers>
+
+#include "lang_util.h"
+
+namespace thunder::ltorch {
+namespace detail {
+
+void register_backward() {
+  define("ltorch.gelu_backward", {"grad", "a", "approximate"}, 0, [](const OpArgs& args) -> Value {
+    const Value &go = args[0], &x = args[1];
+    const std::string& approx = args.string(2);
+    Value d;
+    if (approx == "tanh") {
+      // d/dx 0.5 x (1 + t), t = tanh(k (x + c x^3)):
+      // 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2)
+      const double k = std::sqrt(2.0 / std::numbers::pi), c = 0.044715;
+      Value x2 = ltorch::mul(x, x);
+      Value t = ltorch::tanh(ltorch::mul(ltorch::add(x, ltorch::mul(ltorch::mul(x2, x), c)), k));
+      Value left = ltorch::mul(ltorch::add(t, 1.0), 0.5);
+      Value dt = ltorch::mul(ltorch::sub(1.0, ltorch::mul(t, t)),
+                             ltorch::mul(ltorch::add(ltorch::mul(x2, 3 * c), 1.0), k));
+      d = ltorch::add(left, ltorch::mul(ltorch::mul(x, 0.5), dt));
+    } else {
+      THUNDER_CHECK(approx == "none", "ltorch.gelu_backward: approximate must be 'none' or "
+                    "'tanh', got '{}'", approx);
+      // Phi(x) + x phi(x)
+      Value cdf = ltorch::mul(
+          ltorch::add(ltorch::erf(ltorch::mul(x, std::numbers::sqrt2 / 2)), 1.0), 0.5);
+      Value pdf = ltorch::mul(ltorch::exp(ltorch::mul(ltorch::mul(x, x), -0.5)),
+                              1.0 / std::sqrt(2.0 * std::numbers::pi));
+      d = ltorch::add(cdf, ltorch::mul(x, pdf));
+    }
+    return ltorch::mul(go, d);
+  });
+  define("ltorch.softmax_backward", {"grad", "out", "dim"}, 0, [](const OpArgs& args) -> Value {
+    const Value &go = args[0], &out = args[1];
+    Value s = ltorch::sum(ltorch::mul(go, out), {args.integer(2)}, true);
+    return ltorch::mul(out, ltorch::sub(go, s));
+  });
+  define("ltorch.log_softmax_backward", {"grad", "out", "dim"}, 0,
+         [](const OpArgs& args) -> Value {
+           const Value &go = args[0], &out = args[1];
+           Value s = ltorch::sum(go, {args.integer(2)}, true);
+           return ltorch::sub(go, ltorch::mul(ltorch::exp(out), s));
+         });
+}
+
+}  // namespace detail
+
+Value gelu_backward(const Value& grad, const Value& a, const std::string& approximate) {
+  THUNDER_LTORCH_CALL("ltorch.gelu_backward", grad, a, approximate);
+}
+Value softmax_backward(const Value& grad, const Value& out, int64_t dim) {
+  THUNDER_LTORCH_CALL("ltorch.softmax_backward", grad, out, dim);
+}
+Value log_softmax_backward(const Value& grad, const Value& out, int64_t dim) {
+  THUNDER_LTORCH_CALL("ltorch.log_softmax_backward", grad, out, dim);
+}
+
+}  // namespace thunder::ltorch
