@@ -6,6 +6,7 @@
 #include "thunder/core/error.h"
 #include "thunder/core/trace.h"
 #include "thunder/frontend/autograd.h"
+#include "thunder/frontend/autograd_function.h"
 #include "thunder/frontend/jit.h"
 #include "thunder/frontend/nn.h"
 #include "thunder/frontend/ops.h"
@@ -17,6 +18,10 @@ namespace thunder {
 // libtorch's grad-mode guards, under thunder's names (the same types).
 using NoGradGuard = at::NoGradGuard;
 using AutoGradMode = at::AutoGradMode;
+// Re-enables grad inside a no-grad region (torch.enable_grad).
+struct EnableGradGuard : at::AutoGradMode {
+  EnableGradGuard() : at::AutoGradMode(true) {}
+};
 namespace nn {
 namespace F = functional;
 }

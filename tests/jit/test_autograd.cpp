@@ -234,3 +234,28 @@ TEST(Autograd, BackwardHelpersMatchTheirDecompositions) {
 
 }  // namespace
 }  // namespace thunder
+
+namespace thunder {
+namespace {
+
+TEST(Autograd, EnableGradInsideNoGradRegion) {
+  auto fn = [](const Tensor& x) {
+    Tensor y;
+    {
+      NoGradGuard off;
+      Tensor c = x * 3.0;  // a constant for the gradient
+      {
+        EnableGradGuard on;
+        y = x * x + c;  // differentiable again
+      }
+    }
+    return y;
+  };
+  auto jfn = jit(fn);
+  at::Tensor x = at::randn({4}, at::kDouble).requires_grad_();
+  jfn(x).backward(at::ones({4}, at::kDouble));
+  EXPECT_TRUE(at::allclose(x.grad(), 2 * x.detach()));
+}
+
+}  // namespace
+}  // namespace thunder
