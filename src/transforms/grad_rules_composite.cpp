@@ -90,6 +90,20 @@ Value layer_norm_rule(VjpContext& g, const OpArgs& a) {
   return out;
 }
 
+// split's pieces get their cotangents back as one cat, instead of one padded
+// full-size tensor per piece summed up.
+Value split_rule(VjpContext& g, const OpArgs& a) {
+  const Value& sizes = a[1];
+  int64_t dim = a.integer(2);
+  Value out = sizes.kind() == Value::Kind::IntList ? ltorch::split(a[0], sizes.as_int_list(), dim)
+                                                   : ltorch::split(a[0], sizes.as_int(), dim);
+  if (!g.requires_grad(a[0])) return out;
+  std::vector<Value> grads;
+  for (const Value& piece : out.as_list()) grads.push_back(g.get_grad(piece));
+  g.put_grad(a[0], ltorch::cat(grads, dim));
+  return out;
+}
+
 }  // namespace
 
 void register_composite_grad_rules() {
@@ -98,6 +112,7 @@ void register_composite_grad_rules() {
   set_grad_rule("ltorch.softmax", softmax_rule);
   set_grad_rule("ltorch.log_softmax", log_softmax_rule);
   set_grad_rule("ltorch.layer_norm", layer_norm_rule);
+  set_grad_rule("ltorch.split", split_rule);
 }
 
 }  // namespace thunder
