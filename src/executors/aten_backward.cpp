@@ -15,6 +15,18 @@ void register_backward() {
     k.set_output(0,
                  at::_log_softmax_backward_data(k.tensor(0), out, k.integer(2), out.scalar_type()));
   });
+  // libtorch's fused kernels: statistics from one forward pass, then the backward.
+  THUNDER_KERNEL("ltorch.layer_norm_backward", {
+    const at::Tensor& x = k.tensor(1);
+    at::Tensor w = k.optional_tensor(3), b = k.optional_tensor(4);
+    auto [out, mean, rstd] = at::native_layer_norm(x, k.ints(2), w, b, k.number(5));
+    auto [gx, gw, gb] = at::native_layer_norm_backward(k.tensor(0), x, k.ints(2), mean, rstd, w, b,
+                                                       {true, w.defined(), b.defined()});
+    size_t j = 0;
+    k.set_output(j++, gx);
+    if (w.defined()) k.set_output(j++, gw);
+    if (b.defined()) k.set_output(j++, gb);
+  });
 }
 
 }  // namespace thunder::aten::detail

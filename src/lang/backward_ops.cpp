@@ -47,9 +47,39 @@ void register_backward() {
            Value s = ltorch::sum(go, {args.integer(2)}, true);
            return ltorch::sub(go, ltorch::mul(ltorch::exp(out), s));
          });
+  // Returns [grad_a, grad_weight or None, grad_bias or None].
+  define("ltorch.layer_norm_backward",
+         {"grad", "a", "normalized_shape", "weight", "bias", "eps"}, 0,
+         [](const OpArgs& args) -> Value {
+           const Value &go = args[0], &x = args[1], &w = args[3], &b = args[4];
+           const int64_t rank = x.proxy()->ndim();
+           const int64_t k = static_cast<int64_t>(args.ints(2).size());
+           std::vector<int64_t> dims, leading;
+           for (int64_t d = 0; d < rank; ++d) (d < rank - k ? leading : dims).push_back(d);
+           auto sum_leading = [&](const Value& v) {
+             return leading.empty() ? v : ltorch::sum(v, leading, false);
+           };
+           Value mean = ltorch::mean(x, dims, true);
+           Value rstd =
+               ltorch::rsqrt(ltorch::add(ltorch::var(x, dims, 0.0, true), args.number(5)));
+           Value xhat = ltorch::mul(ltorch::sub(x, mean), rstd);
+           Value gxhat = w.is_none() ? go : ltorch::mul(go, w);
+           Value m1 = ltorch::mean(gxhat, dims, true);
+           Value m2 = ltorch::mean(ltorch::mul(gxhat, xhat), dims, true);
+           Value gx = ltorch::mul(rstd, ltorch::sub(ltorch::sub(gxhat, m1), ltorch::mul(xhat, m2)));
+           Value gw = w.is_none() ? Value() : sum_leading(ltorch::mul(go, xhat));
+           Value gb = b.is_none() ? Value() : sum_leading(go);
+           return Value(std::vector<Value>{gx, gw, gb});
+         });
 }
 
 }  // namespace detail
+
+Value layer_norm_backward(const Value& grad, const Value& a,
+                          const std::vector<int64_t>& normalized_shape, const Value& weight,
+                          const Value& bias, double eps) {
+  THUNDER_LTORCH_CALL("ltorch.layer_norm_backward", grad, a, normalized_shape, weight, bias, eps);
+}
 
 Value gelu_backward(const Value& grad, const Value& a, const std::string& approximate) {
   THUNDER_LTORCH_CALL("ltorch.gelu_backward", grad, a, approximate);

@@ -20,13 +20,6 @@ const Proxy& P(const Value& v) { return *v.proxy(); }
 
 std::vector<int64_t> shape_of(const Value& v) { return P(v).shape; }
 
-// Sum of g over its leading dims so it matches a trailing shape.
-Value sum_leading(const Value& g, size_t trailing) {
-  std::vector<int64_t> dims;
-  for (size_t d = 0; d + trailing < P(g).shape.size(); ++d) dims.push_back(static_cast<int64_t>(d));
-  return dims.empty() ? g : ltorch::sum(g, dims, false);
-}
-
 Value linear_rule(VjpContext& g, const OpArgs& a) {
   Value out = ltorch::linear(a[0], a[1], a[2]);
   Value go = g.get_grad(out);
@@ -72,21 +65,13 @@ Value layer_norm_rule(VjpContext& g, const OpArgs& a) {
   double eps = a.number(4);
   Value out = ltorch::layer_norm(x, norm_shape, w, b, eps);
   Value go = g.get_grad(out);
-  const int64_t rank = P(x).ndim(), k = static_cast<int64_t>(norm_shape.size());
-  std::vector<int64_t> dims;
-  for (int64_t d = rank - k; d < rank; ++d) dims.push_back(d);
-  // Statistics per row, recomputed from x (small; the forward's are not exposed).
-  Value mean = ltorch::mean(x, dims, true);
-  Value rstd = ltorch::rsqrt(ltorch::add(ltorch::var(x, dims, 0.0, true), eps));
-  Value xhat = ltorch::mul(ltorch::sub(x, mean), rstd);
-  if (!w.is_none() && g.requires_grad(w)) g.put_grad(w, sum_leading(ltorch::mul(go, xhat), k));
-  if (!b.is_none() && g.requires_grad(b)) g.put_grad(b, sum_leading(go, k));
-  if (g.requires_grad(x)) {
-    Value gx = w.is_none() ? go : ltorch::mul(go, w);
-    Value m1 = ltorch::mean(gx, dims, true);
-    Value m2 = ltorch::mean(ltorch::mul(gx, xhat), dims, true);
-    g.put_grad(x, ltorch::mul(rstd, ltorch::sub(ltorch::sub(gx, m1), ltorch::mul(xhat, m2))));
-  }
+  if (!g.requires_grad(x) && !g.requires_grad(w) && !g.requires_grad(b)) return out;
+  // One statement (libtorch's fused kernel under ATen) for all three gradients.
+  Value r = ltorch::layer_norm_backward(go, x, norm_shape, w, b, eps);
+  const auto& grads = r.as_list();
+  g.put_grad(x, grads[0]);
+  if (!w.is_none()) g.put_grad(w, grads[1]);
+  if (!b.is_none()) g.put_grad(b, grads[2]);
   return out;
 }
 

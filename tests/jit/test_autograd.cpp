@@ -259,3 +259,36 @@ TEST(Autograd, EnableGradInsideNoGradRegion) {
 
 }  // namespace
 }  // namespace thunder
+
+namespace thunder {
+namespace {
+
+TEST(Autograd, LayerNormBackwardHelperMatchesItsDecomposition) {
+  at::Tensor g = at::randn({3, 4, 6}, at::kDouble);
+  for (bool affine : {true, false}) {
+    at::Tensor w = at::randn({4, 6}, at::kDouble).requires_grad_();
+    at::Tensor b = at::randn({4, 6}, at::kDouble).requires_grad_();
+    at::Tensor x = at::randn({3, 4, 6}, at::kDouble).requires_grad_();
+    at::layer_norm(x, {4, 6}, affine ? w : at::Tensor(), affine ? b : at::Tensor(), 1e-3)
+        .backward(g);
+    for (const char* exec : {"aten", "aten_prims"}) {
+      auto jfn = jit([affine](const Tensor& x, const Tensor& w, const Tensor& b) {
+        return nn::functional::layer_norm(x, {4, 6}, affine ? w : Tensor(), affine ? b : Tensor(),
+                                          1e-3);
+      }, {.executors = {exec}});
+      at::Tensor x2 = x.detach().clone().requires_grad_();
+      at::Tensor w2 = w.detach().clone().requires_grad_(), b2 = b.detach().clone().requires_grad_();
+      jfn(x2, w2, b2).backward(g);
+      EXPECT_TRUE(at::allclose(x2.grad(), x.grad(), 1e-9, 1e-9)) << exec << affine;
+      if (affine) {
+        EXPECT_TRUE(at::allclose(w2.grad(), w.grad(), 1e-9, 1e-9)) << exec;
+        EXPECT_TRUE(at::allclose(b2.grad(), b.grad(), 1e-9, 1e-9)) << exec;
+      }
+      std::string bwd = last_backward_traces(jfn).front().str();
+      EXPECT_NE(bwd.find("ltorch.layer_norm_backward("), std::string::npos) << bwd;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace thunder

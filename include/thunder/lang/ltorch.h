@@ -108,6 +108,10 @@ Value scaled_dot_product_attention(const Value& q, const Value& k, const Value& 
 Value gelu_backward(const Value& grad, const Value& a, const std::string& approximate);
 Value softmax_backward(const Value& grad, const Value& out, int64_t dim);
 Value log_softmax_backward(const Value& grad, const Value& out, int64_t dim);
+// A list [grad_a, grad_weight or None, grad_bias or None].
+Value layer_norm_backward(const Value& grad, const Value& a,
+                          const std::vector<int64_t>& normalized_shape, const Value& weight,
+                          const Value& bias, double eps);
 
 // ---- factories ----
 Value full(const std::vector<int64_t>& shape, const Value& fill_value, Device device, DType dtype);
