@@ -70,6 +70,7 @@ class JitState {
     validate(options);
     for (const auto& e : options.executors) executors.push_back(&executor_by_name(e));
     if (module) modules = module->modules();
+    retrace_every_call = options.cache == "none";  // decided once: no string work per call
   }
 
   void call(TraceFn fn, void* ctx, std::vector<at::Tensor>& outs) {
@@ -78,7 +79,7 @@ class JitState {
     for (const FlatArg& a : inputs) sig.add_arg(a);
     if (module)
       for (const nn::Module* m : modules) sig.add(m->is_training());
-    CacheEntry* e = options.cache == "none" ? nullptr : lookup();
+    CacheEntry* e = retrace_every_call ? nullptr : lookup();
     if (e) {
       ++hits;
     } else {
@@ -139,6 +140,7 @@ class JitState {
   CacheEntry* last = nullptr;
   int64_t hits = 0, misses = 0;
   bool warned = false;
+  bool retrace_every_call = false;
   CompileStats stats;
 };
 
@@ -326,7 +328,7 @@ CacheEntry* JitState::compile(TraceFn fn, void* ctx) {
 
   stats.compiles++;
   stats.last_compile_ms = ms_since(t_compile);
-  if (options.cache == "none") entries.clear();
+  if (retrace_every_call) entries.clear();
   entries.push_back(std::move(entry));
   stats.cache_entries = static_cast<int64_t>(entries.size());
   if (misses > 8 && !warned) {
