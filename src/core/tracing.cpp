@@ -78,12 +78,11 @@ namespace {
 // Autograd metadata of fresh outputs: they require grad if grad mode is on and a
 // tensor input requires grad (floating outputs only); under no_grad they are
 // detached constants for autodiff.
-void set_grad_metadata(const std::vector<ProxyPtr>& ins, const Value& output, bool grad_enabled,
+void set_grad_metadata(const std::vector<ProxyPtr>& ins, bool grad_enabled,
                        const std::vector<ProxyPtr>& fresh) {
   bool any = grad_enabled && std::any_of(ins.begin(), ins.end(), [](const ProxyPtr& p) {
                return p->is_tensor() && p->requires_grad;
              });
-  (void)output;
   for (const ProxyPtr& p : fresh) {
     if (!p->is_tensor()) continue;
     p->requires_grad = any && is_float(p->dtype);
@@ -120,7 +119,7 @@ Value call_symbol(const Symbol& sym, std::vector<Value> args) {
     if (std::find(ins.begin(), ins.end(), p) == ins.end()) fresh.push_back(p);
   // A composite that only forwards its inputs (e.g. `to` the same dtype) records nothing.
   if (!sym.is_prim && fresh.empty() && b.subsymbols.empty()) return b.output;
-  set_grad_metadata(ins, b.output, ctx->grad_enabled, fresh);
+  set_grad_metadata(ins, ctx->grad_enabled, fresh);
   Value out = b.output;
   b.args = a.values();
   ctx->record(std::move(b));
