@@ -11,6 +11,9 @@ struct JitOptions {
   // kernels; "aten_prims" runs every composite as its decomposition into prims.
   // (cpu_fuser joins the default list when the fusion executor lands.)
   std::vector<std::string> executors = {"aten"};
+  // Validated now; they take effect with the passes that read them
+  // (fusion executor, rematerialization and stateless RNG, functionalization,
+  // explicit saving), which are not built yet.
   std::string fusion_type = "dataflow";  // "consecutive" or "dataflow"
   bool rematerialize = true;
   bool disable_replace_uniform = false;
