@@ -286,7 +286,6 @@ CacheEntry* JitState::compile(TraceFn fn, void* ctx) {
     auto bwd = std::make_shared<CompiledBackward>();
     for (size_t i = 0; i < joint.cotangents.size(); ++i)
       if (joint.cotangents[i]) bwd->differentiable_outputs.push_back(static_cast<int32_t>(i));
-    bwd->num_grad_inputs = joint.grad_inputs.size();
     entry->num_outputs = joint.num_outputs;
     for (const ProxyPtr& p : joint.grad_inputs) {
       size_t k = std::find(t.inputs.begin(), t.inputs.end(), p) - t.inputs.begin();

@@ -105,7 +105,7 @@ class JointBuilder {
  public:
   JointBuilder(TraceCtx& ctx) : ctx_(ctx) {}
 
-  void forward(const BoundSymbol& original, const std::vector<const Symbol*>& outer) {
+  void forward(const BoundSymbol& original) {
     BoundSymbol b = original;
     rename_args(b, renames_);
     if (!needs_grad(b)) {
@@ -119,7 +119,7 @@ class JointBuilder {
     THUNDER_CHECK(!b.sym->is_prim, "{}: has no grad rule, but {} requires grad", b.sym->id,
                   b.flat_outputs().front()->name);
     // No rule: differentiate through the decomposition.
-    for (const BoundSymbol& s : b.subsymbols) forward(s, outer);
+    for (const BoundSymbol& s : b.subsymbols) forward(s);
   }
 
   void apply_rule(const GradRule& rule, const BoundSymbol& b) {
@@ -246,7 +246,7 @@ JointTrace autodiff(const Trace& computation) {
   TracingScope scope(joint);
   scope.ctx().grad_enabled = true;
   JointBuilder builder(scope.ctx());
-  for (const BoundSymbol& b : computation.bsyms) builder.forward(b, {});
+  for (const BoundSymbol& b : computation.bsyms) builder.forward(b);
 
   // Forward outputs (renamed to the rule-produced values) and their cotangents.
   Value fwd_out = renamed(computation.output, builder.renames());

@@ -15,7 +15,6 @@ namespace thunder {
 struct CompiledBackward {
   Program program;  // inputs: saved..., cotangents... (all Input::Source::Captured)
   std::vector<int32_t> differentiable_outputs;  // flat output indices that take a cotangent
-  size_t num_grad_inputs = 0;
 };
 
 // Runs under no-grad already done by the caller: attaches the backward node to

@@ -30,8 +30,6 @@ class Program {
   void run(const FlatArg* args, const std::vector<at::Tensor>& captured,
            std::vector<at::Tensor>& outs);
 
-  size_t num_instructions() const { return instrs_.size(); }
-
  private:
   struct InputSlot {
     Input input;
