@@ -125,7 +125,9 @@ class JointBuilder {
   void apply_rule(const GradRule& rule, const BoundSymbol& b) {
     RuleContext rc(ctx_);
     std::vector<BoundSymbol> stmts;
-    ctx_.push_scope(&stmts, nullptr);
+    // The rule's statements carry the symbol in their origins, so per-op
+    // policies set on it (thunder::add_tags) reach what the rule emits.
+    ctx_.push_scope(&stmts, b.sym);
     Value out;
     try {
       out = rule(rc, OpArgs(b.sym, b.args));

@@ -75,6 +75,30 @@ Value layer_norm_rule(VjpContext& g, const OpArgs& a) {
   return out;
 }
 
+// The backward reads the 1-byte keep mask, not the random values or the
+// scaled float mask the decomposition's mul would save.
+Value dropout_rule(VjpContext& g, const OpArgs& a) {
+  const Value& x = a[0];
+  double p = a.number(1);
+  bool training = a.boolean(2);
+  // Identity and all-zero cases: the decomposition has no random draw to keep.
+  if (!training || p == 0.0 || p == 1.0) {
+    Value out = ltorch::dropout(x, p, training);
+    if (out.proxy() == x.proxy()) return out;  // the output is x: its cotangent is x's
+    g.put_grad(x, prims::mul(g.get_grad(out), 0.0));
+    return out;
+  }
+  const Proxy& xp = P(x);
+  Value u = prims::uniform(xp.shape, 0.0, 1.0, xp.device, xp.dtype);
+  Value keep = prims::lt(u, 1.0 - p);
+  double scale = 1.0 / (1.0 - p);
+  Value out = prims::mul(x, prims::mul(prims::convert_element_type(keep, xp.dtype), scale));
+  Value go = g.get_grad(out);
+  if (g.requires_grad(x))
+    g.put_grad(x, prims::mul(go, prims::mul(prims::convert_element_type(keep, xp.dtype), scale)));
+  return out;
+}
+
 // split's pieces get their cotangents back as one cat, instead of one padded
 // full-size tensor per piece summed up.
 Value split_rule(VjpContext& g, const OpArgs& a) {
@@ -98,6 +122,7 @@ void register_composite_grad_rules() {
   set_grad_rule("ltorch.log_softmax", log_softmax_rule);
   set_grad_rule("ltorch.layer_norm", layer_norm_rule);
   set_grad_rule("ltorch.split", split_rule);
+  set_grad_rule("ltorch.dropout", dropout_rule);
 }
 
 }  // namespace thunder

@@ -291,3 +291,33 @@ TEST(Autograd, LayerNormBackwardHelperMatchesItsDecomposition) {
 
 }  // namespace
 }  // namespace thunder
+
+namespace thunder {
+namespace {
+
+// The dropout rule: the backward multiplies by the forward's own mask, and it
+// saves the 1-byte keep mask rather than 4-byte random values.
+TEST(Autograd, DropoutBackwardUsesTheForwardMask) {
+  auto fn = [](const Tensor& x) { return nn::functional::dropout(x, 0.75, true); };
+  auto jfn = jit(fn, {.arg_names = {"x"}});
+  at::Tensor x = (at::rand({256, 64}) + 0.5).requires_grad_();
+  Tensor out = jfn(x);
+  out.backward(at::ones({256, 64}));
+  at::Tensor kept = out.aten().detach() != 0;
+  EXPECT_TRUE(at::equal(x.grad() != 0, kept));
+  EXPECT_TRUE(at::allclose(x.grad().masked_select(kept), at::full({1}, 4.0f)));
+  EXPECT_TRUE(at::allclose(out.aten().detach().masked_select(kept), 4 * x.detach().masked_select(kept)));
+  double frac = kept.to(at::kDouble).mean().item<double>();
+  EXPECT_NEAR(frac, 0.25, 0.03);
+  int64_t saved = 0;
+  for (const auto& s : last_saved_for_backward(jfn)) saved += s.bytes;
+  EXPECT_EQ(saved, 256 * 64);  // the bool mask
+  // Identity in eval mode and with p = 0: the cotangent passes through.
+  auto id = jit([](const Tensor& x) { return nn::functional::dropout(x, 0.0, true) * 2.0; });
+  at::Tensor y = at::randn({5}).requires_grad_();
+  id(y).backward(at::ones({5}));
+  EXPECT_TRUE(at::equal(y.grad(), at::full({5}, 2.0f)));
+}
+
+}  // namespace
+}  // namespace thunder

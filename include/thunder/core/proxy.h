@@ -24,6 +24,7 @@ std::string shape_str(const Shape& s);  // "[2, 3]"
 enum class ProxyTag : uint32_t {
   DETACHED_AUTOGRAD_GRAPH = 1u << 0,  // produced with grad disabled: constant for autodiff
   RECOMPUTE_IN_BACKWARD = 1u << 1,    // prefer recomputing over saving
+  SAVED_FOR_BACKWARD = 1u << 2,       // saved explicitly (thunder::save_for_backward): never recomputed
 };
 
 struct Proxy {
