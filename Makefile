@@ -3,6 +3,8 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 export CCACHE_DIR ?= $(CURDIR)/.cache/ccache
+# Paths relative to the checkout, so clones and worktrees share cache hits.
+export CCACHE_BASEDIR ?= $(CURDIR)
 export CCACHE_SLOPPINESS = pch_defines,time_macros,include_file_mtime,include_file_ctime
 
 .PHONY: deps configure build demo test bench clean
