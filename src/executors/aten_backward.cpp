@@ -27,6 +27,17 @@ void register_backward() {
     if (w.defined()) k.set_output(j++, gw);
     if (b.defined()) k.set_output(j++, gb);
   });
+  // libtorch's own pair: nll_loss_backward then log_softmax's backward.
+  THUNDER_KERNEL("ltorch.cross_entropy_backward", {
+    const at::Tensor &lp = k.tensor(1), &t = k.tensor(2);
+    at::Tensor total = t.ne(-100).sum().to(lp.scalar_type());
+    at::Tensor glp = at::nll_loss_backward(k.tensor(0), lp, t, {}, at::Reduction::Mean, -100, total);
+    k.set_output(0, at::_log_softmax_backward_data(glp, lp, 1, lp.scalar_type()));
+  });
+  THUNDER_KERNEL("ltorch.embedding_backward", {
+    k.set_output(0, at::embedding_dense_backward(k.tensor(0), k.tensor(1), k.integer(2),
+                                                 /*padding_idx=*/-1, /*scale_grad_by_freq=*/false));
+  });
 }
 
 }  // namespace thunder::aten::detail

@@ -31,6 +31,7 @@ void register_nn() {
   THUNDER_KERNEL("ltorch.cross_entropy", {
     k.set_output(0, at::cross_entropy_loss(k.tensor(0), k.tensor(1)));
   });
+  THUNDER_KERNEL("ltorch.nll_loss", { k.set_output(0, at::nll_loss(k.tensor(0), k.tensor(1))); });
   // libtorch 1.13 has no public scaled_dot_product_attention; its private op is
   // the same math (and is what torch.nn.functional calls there).
   THUNDER_KERNEL("ltorch.scaled_dot_product_attention", {

@@ -47,6 +47,10 @@ bool CallArgs::boolean(const std::string& name) const {
   return v.as_bool();
 }
 
+void save_for_backward(const Tensor& t) {
+  if (t.defined() && t.is_proxy()) t.proxy()->tags |= static_cast<uint32_t>(ProxyTag::SAVED_FOR_BACKWARD);
+}
+
 void register_grad(const std::string& id, GradFn fn) {
   ltorch::ensure_registered();
   THUNDER_CHECK(symbol_registry().find(id) != nullptr, "register_grad: unknown symbol '{}'", id);

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "dispatch.h"
+#include "thunder/frontend/autograd.h"
 
 namespace thunder::autograd {
 
@@ -23,6 +24,7 @@ void AutogradContext::save_for_backward(TensorList tensors) {
     torch_->save_for_backward(detail::to_variables(tensors));
     return;
   }
+  for (const Tensor& t : tensors) thunder::save_for_backward(t);
   saved_ = std::move(tensors);
 }
 

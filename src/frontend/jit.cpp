@@ -282,6 +282,7 @@ CacheEntry* JitState::compile(TraceFn fn, void* ctx) {
     record(joint.trace, "Autodiff (joint forward and backward)", t0);
     t0 = Clock::now();
     ForwardBackward fb = split_forward_backward(joint);
+    if (options.strict_saved_for_backward) check_saved_explicitly(joint, fb.saved);
     t = record(fb.forward, "Split forward and backward", t0);
     auto bwd = std::make_shared<CompiledBackward>();
     for (size_t i = 0; i < joint.cotangents.size(); ++i)

@@ -71,6 +71,30 @@ void register_backward() {
            Value gb = b.is_none() ? Value() : sum_leading(go);
            return Value(std::vector<Value>{gx, gw, gb});
          });
+  // (softmax(logits) - onehot(target)) * grad / count, rows of ignored targets zero.
+  define("ltorch.cross_entropy_backward", {"grad", "log_probs", "targets"}, 0,
+         [](const OpArgs& args) -> Value {
+           const Value &go = args[0], &lp = args[1], &t = args[2];
+           const Proxy& p = *lp.proxy();
+           const int64_t n = p.shape[0], c = p.shape[1];
+           Value valid = ltorch::ne(t, int64_t{-100});
+           Value count = ltorch::sum(ltorch::to(valid, p.dtype), {0}, false);
+           Value cls = prims::broadcast_in_dim(prims::iota(c, 0, 1, p.device, DType::i64), {n, c}, {1});
+           Value onehot = ltorch::to(ltorch::eq(cls, ltorch::unsqueeze(t, 1)), p.dtype);
+           Value rows = ltorch::unsqueeze(ltorch::to(valid, p.dtype), 1);
+           Value d = ltorch::mul(ltorch::sub(ltorch::exp(lp), onehot), rows);
+           return ltorch::mul(d, ltorch::div(go, count));
+         });
+  define("ltorch.embedding_backward", {"grad", "indices", "num_weights"}, 0,
+         [](const OpArgs& args) -> Value {
+           const Value &go = args[0], &idx = args[1];
+           const Proxy& g = *go.proxy();
+           const int64_t n = idx.proxy()->numel(), d = g.shape.back();
+           Value flat = ltorch::reshape(ltorch::to(idx, DType::i64), {n, 1});
+           Value zeros = ltorch::zeros({args.integer(2), d}, g.device, g.dtype);
+           return ltorch::scatter_add(zeros, 0, ltorch::expand(flat, {n, d}),
+                                      ltorch::reshape(go, {n, d}));
+         });
 }
 
 }  // namespace detail
@@ -89,6 +113,13 @@ Value softmax_backward(const Value& grad, const Value& out, int64_t dim) {
 }
 Value log_softmax_backward(const Value& grad, const Value& out, int64_t dim) {
   THUNDER_LTORCH_CALL("ltorch.log_softmax_backward", grad, out, dim);
+}
+
+Value cross_entropy_backward(const Value& grad, const Value& log_probs, const Value& targets) {
+  THUNDER_LTORCH_CALL("ltorch.cross_entropy_backward", grad, log_probs, targets);
+}
+Value embedding_backward(const Value& grad, const Value& indices, int64_t num_weights) {
+  THUNDER_LTORCH_CALL("ltorch.embedding_backward", grad, indices, num_weights);
 }
 
 }  // namespace thunder::ltorch

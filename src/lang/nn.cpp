@@ -214,15 +214,27 @@ Value cross_entropy_body(const OpArgs& args) {
                   "{}: logits of shape {} need targets of shape [{}], got {}", op,
                   shape_str(logits.shape), logits.shape[0], shape_str(targets.shape));
   }
-  const int64_t n = x.proxy()->shape[0];
-  Value logp = ltorch::log_softmax(x, 1);
-  DType dt = logits.dtype;
+  return ltorch::nll_loss(ltorch::log_softmax(x, 1), t);
+}
+
+// Mean of -logp[i, target[i]] over targets that are not torch's default
+// ignore_index (-100); logp is [N, C], targets [N] (cross_entropy's second half).
+Value nll_loss_body(const OpArgs& args) {
+  const std::string op = "ltorch.nll_loss";
+  const Proxy& logp = float_arg(op, args[0], "log_probs");
+  const Proxy& targets = tensor_arg(op, args[1], "targets");
+  THUNDER_CHECK(logp.ndim() == 2 && targets.shape == Shape{logp.shape[0]} &&
+                    targets.dtype == DType::i64,
+                "{}: expected [N, C] log-probabilities and [N] int64 targets, got {} and {} {}",
+                op, shape_str(logp.shape), long_name(targets.dtype), shape_str(targets.shape));
+  const int64_t n = logp.shape[0];
+  const Value &lp = args[0], &t = args[1];
   Value valid = prims::ne(t, int64_t{-100});
   Value safe = prims::where(valid, t, int64_t{0});
-  Value picked = prims::reshape(prims::take_along_axis(logp, prims::reshape(safe, {n, 1}), 1), {n});
+  Value picked = prims::reshape(prims::take_along_axis(lp, prims::reshape(safe, {n, 1}), 1), {n});
   picked = prims::where(valid, picked, 0.0);
   Value total = prims::sum(picked, {0});
-  Value count = prims::sum(prims::convert_element_type(valid, dt), {0});
+  Value count = prims::sum(prims::convert_element_type(valid, logp.dtype), {0});
   return prims::neg(prims::div(total, count));
 }
 
@@ -273,6 +285,7 @@ void register_nn() {
   define("ltorch.layer_norm", {"x", "normalized_shape", "w", "b", "eps"}, 0, layer_norm_body);
   define("ltorch.embedding", {"indices", "weight"}, 0, embedding_body);
   define("ltorch.cross_entropy", {"logits", "targets"}, 0, cross_entropy_body);
+  define("ltorch.nll_loss", {"log_probs", "targets"}, 0, nll_loss_body);
   define("ltorch.scaled_dot_product_attention", {"q", "k", "v", "is_causal"}, kMatmul, sdpa_body);
 }
 
@@ -301,6 +314,9 @@ Value embedding(const Value& indices, const Value& weight) {
 }
 Value cross_entropy(const Value& logits, const Value& targets) {
   THUNDER_LTORCH_CALL("ltorch.cross_entropy", logits, targets);
+}
+Value nll_loss(const Value& log_probs, const Value& targets) {
+  THUNDER_LTORCH_CALL("ltorch.nll_loss", log_probs, targets);
 }
 Value scaled_dot_product_attention(const Value& q, const Value& k, const Value& v,
                                    bool is_causal) {

@@ -20,16 +20,29 @@ void set_grad_rule(std::string_view id, GradRule rule);
 
 namespace {
 
-std::vector<GradRule>& rule_table() {
-  static std::vector<GradRule> t;
+struct RuleEntry {
+  GradRule fn;
+  bool builtin = false;
+};
+
+std::vector<RuleEntry>& rule_table() {
+  static std::vector<RuleEntry> t;
   return t;
+}
+
+// Only built-in rules are registered before this flips (see ensure_builtin_rules).
+bool& registering_builtins() {
+  static bool b = false;
+  return b;
 }
 
 void ensure_builtin_rules() {
   static const bool done = [] {
     ltorch::ensure_registered();
+    registering_builtins() = true;
     register_builtin_grad_rules();
     register_composite_grad_rules();
+    registering_builtins() = false;
     return true;
   }();
   (void)done;
@@ -113,7 +126,7 @@ class JointBuilder {
       return;
     }
     if (const GradRule* rule = find_grad_rule(*b.sym)) {
-      apply_rule(*rule, b);
+      apply_rule(*rule, b, rule_table()[b.sym->index].builtin);
       return;
     }
     THUNDER_CHECK(!b.sym->is_prim, "{}: has no grad rule, but {} requires grad", b.sym->id,
@@ -122,7 +135,7 @@ class JointBuilder {
     for (const BoundSymbol& s : b.subsymbols) forward(s);
   }
 
-  void apply_rule(const GradRule& rule, const BoundSymbol& b) {
+  void apply_rule(const GradRule& rule, const BoundSymbol& b, bool builtin) {
     RuleContext rc(ctx_);
     std::vector<BoundSymbol> stmts;
     // The rule's statements carry the symbol in their origins, so per-op
@@ -165,6 +178,7 @@ class JointBuilder {
     }
     block.gets = std::move(rc.gets);
     block.puts = std::move(rc.puts);
+    if (builtin) note_forward_reads(block);
     if (!block.puts.empty()) blocks_.push_back(std::move(block));
   }
 
@@ -207,6 +221,22 @@ class JointBuilder {
     return out;
   }
 
+  // A built-in rule's backward reads count as explicitly saved (strict mode).
+  void note_forward_reads(const BackwardBlock& block) {
+    std::unordered_set<const Proxy*> local;
+    for (const auto& [g, fv] : block.gets) local.insert(g.get());
+    auto note = [&](const ProxyPtr& p) {
+      if (!local.count(p.get()) && rule_saved_set_.insert(p.get()).second) rule_saved_.push_back(p);
+    };
+    for (const BoundSymbol& st : block.stmts) {
+      for (const ProxyPtr& p : st.flat_args()) note(p);
+      for (const ProxyPtr& p : st.flat_outputs()) local.insert(p.get());
+    }
+    for (const auto& [x, g] : block.puts)
+      if (g.is_proxy()) note(g.proxy());
+  }
+
+  std::vector<ProxyPtr>& rule_saved() { return rule_saved_; }
   std::vector<BoundSymbol>& forward_stmts() { return fwd_; }
   const Renames& renames() const { return renames_; }
   std::unordered_map<const Proxy*, Value>& cotangents() { return cot_; }
@@ -217,6 +247,8 @@ class JointBuilder {
   std::vector<BackwardBlock> blocks_;
   Renames renames_;
   std::unordered_map<const Proxy*, Value> cot_;
+  std::vector<ProxyPtr> rule_saved_;
+  std::unordered_set<const Proxy*> rule_saved_set_;
 };
 
 }  // namespace
@@ -230,14 +262,15 @@ void set_grad_rule(std::string_view id, GradRule rule) {
   const Symbol& s = symbol_registry().get(id);
   auto& t = rule_table();
   if (t.size() <= static_cast<size_t>(s.index)) t.resize(s.index + 1);
-  t[s.index] = std::move(rule);
+  t[s.index] = {std::move(rule), registering_builtins()};
 }
 
 const GradRule* find_grad_rule(const Symbol& sym) {
   ensure_builtin_rules();
   const auto& t = rule_table();
-  if (sym.index < 0 || static_cast<size_t>(sym.index) >= t.size() || !t[sym.index]) return nullptr;
-  return &t[sym.index];
+  if (sym.index < 0 || static_cast<size_t>(sym.index) >= t.size() || !t[sym.index].fn)
+    return nullptr;
+  return &t[sym.index].fn;
 }
 
 JointTrace autodiff(const Trace& computation) {
@@ -280,6 +313,7 @@ JointTrace autodiff(const Trace& computation) {
     results.push_back(it == builder.cotangents().end() ? Value() : it->second);
   }
   joint.output = Value(std::move(results));
+  j.rule_saved = std::move(builder.rule_saved());
   j.trace = dce(joint);
   return j;
 }
@@ -329,6 +363,29 @@ ForwardBackward split_forward_backward(const JointTrace& j) {
   fb.forward = dce(fb.forward);
   fb.backward = dce(fb.backward);
   return fb;
+}
+
+void check_saved_explicitly(const JointTrace& joint, const std::vector<ProxyPtr>& saved) {
+  std::unordered_set<const Proxy*> allowed;
+  for (const ProxyPtr& p : joint.rule_saved) allowed.insert(p.get());
+  for (const ProxyPtr& p : saved) {
+    if (p->has_tag(ProxyTag::SAVED_FOR_BACKWARD) || allowed.count(p.get())) continue;
+    // Name the backward statement that reads it (and the rule it came from).
+    std::string reader = "the returned gradients";
+    for (const BoundSymbol& b : joint.trace.bsyms) {
+      if (!b.has_tag(StmtTag::BACKWARD)) continue;
+      for (const ProxyPtr& a : b.flat_args()) {
+        if (a != p) continue;
+        reader = b.sym->id;
+        if (!b.origins.empty()) reader += " (from the grad rule of " + b.origins.back()->id + ")";
+        break;
+      }
+      if (reader != "the returned gradients") break;
+    }
+    fail("strict_saved_for_backward: the backward reads {} (\"{}\") from the forward in {}, but "
+         "no grad rule saved it explicitly; call thunder::save_for_backward on it in that rule",
+         p->name, p->type_str(), reader);
+  }
 }
 
 }  // namespace thunder

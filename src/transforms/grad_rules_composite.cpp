@@ -75,6 +75,66 @@ Value layer_norm_rule(VjpContext& g, const OpArgs& a) {
   return out;
 }
 
+// v summed down to `shape` (the inverse of batch broadcasting).
+Value sum_to(const Value& v, const Shape& shape) {
+  const Shape& vs = P(v).shape;
+  const int64_t lead = static_cast<int64_t>(vs.size() - shape.size());
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < static_cast<int64_t>(vs.size()); ++d)
+    if (d < lead || (shape[d - lead] == 1 && vs[d] != 1)) dims.push_back(d);
+  Value r = dims.empty() ? v : ltorch::sum(v, dims, false);
+  return P(r).shape == shape ? r : ltorch::reshape(r, shape);
+}
+
+// matmul stays one statement; 1-D operands are promoted to matrices (as torch
+// does), gradients are matmuls summed over broadcast batch dims.
+Value matmul_rule(VjpContext& g, const OpArgs& a) {
+  Value out = ltorch::matmul(a[0], a[1]);
+  Value go = g.get_grad(out);
+  const Proxy &x = P(a[0]), &y = P(a[1]);
+  Value x2 = x.ndim() == 1 ? ltorch::unsqueeze(a[0], 0) : a[0];
+  Value y2 = y.ndim() == 1 ? ltorch::unsqueeze(a[1], 1) : a[1];
+  Value g2 = go;
+  if (x.ndim() == 1) g2 = ltorch::unsqueeze(g2, P(g2).ndim() == 0 ? 0 : P(g2).ndim() - 1);
+  if (y.ndim() == 1) g2 = ltorch::unsqueeze(g2, P(g2).ndim());
+  auto mT = [](const Value& v) { return ltorch::transpose(v, -1, -2); };
+  // Sum over batch dims against the promoted shape, then drop the promotion.
+  auto unpromote = [](const Value& v, const Shape& s) {
+    return P(v).shape == s ? v : ltorch::reshape(v, s);
+  };
+  if (g.requires_grad(a[0]))
+    g.put_grad(a[0], unpromote(sum_to(ltorch::matmul(g2, mT(y2)), P(x2).shape), x.shape));
+  if (g.requires_grad(a[1]))
+    g.put_grad(a[1], unpromote(sum_to(ltorch::matmul(mT(x2), g2), P(y2).shape), y.shape));
+  return out;
+}
+
+// The backward reads the log-probabilities (as libtorch saves them) and runs
+// one fused statement instead of the decomposition's gather/where chain.
+Value cross_entropy_rule(VjpContext& g, const OpArgs& a) {
+  const Proxy& x = P(a[0]);
+  Value logits = a[0], t = a[1];
+  if (x.ndim() == 1) {
+    logits = ltorch::reshape(logits, {1, x.shape[0]});
+    t = ltorch::reshape(t, {1});
+  }
+  Value logp = ltorch::log_softmax(logits, 1);
+  Value out = ltorch::nll_loss(logp, t);
+  Value go = g.get_grad(out);
+  if (!g.requires_grad(a[0])) return out;
+  Value gx = ltorch::cross_entropy_backward(go, logp, t);
+  g.put_grad(a[0], x.ndim() == 1 ? ltorch::reshape(gx, x.shape) : gx);
+  return out;
+}
+
+// The weight's gradient is libtorch's embedding backward; only indices are saved.
+Value embedding_rule(VjpContext& g, const OpArgs& a) {
+  Value out = ltorch::embedding(a[0], a[1]);
+  if (g.requires_grad(a[1]))
+    g.put_grad(a[1], ltorch::embedding_backward(g.get_grad(out), a[0], P(a[1]).shape[0]));
+  return out;
+}
+
 // The backward reads the 1-byte keep mask, not the random values or the
 // scaled float mask the decomposition's mul would save.
 Value dropout_rule(VjpContext& g, const OpArgs& a) {
@@ -123,6 +183,9 @@ void register_composite_grad_rules() {
   set_grad_rule("ltorch.layer_norm", layer_norm_rule);
   set_grad_rule("ltorch.split", split_rule);
   set_grad_rule("ltorch.dropout", dropout_rule);
+  set_grad_rule("ltorch.matmul", matmul_rule);
+  set_grad_rule("ltorch.cross_entropy", cross_entropy_rule);
+  set_grad_rule("ltorch.embedding", embedding_rule);
 }
 
 }  // namespace thunder

@@ -71,3 +71,50 @@ TEST(AutogradErrors, InPlaceOnALeafThatRequiresGrad) {
 
 }  // namespace
 }  // namespace thunder
+
+namespace thunder {
+namespace {
+
+// A user rule whose backward reads forward values it did not save explicitly.
+TEST(AutogradErrors, StrictSavedForBackwardNamesTheUnsavedValue) {
+  auto silu_rule = [](bool save) {
+    return [save](GradContext& g, const CallArgs& a) -> TensorList {
+      Tensor x = a.tensor(0);
+      Tensor s = x.sigmoid(), out = x * s;
+      if (save) {
+        save_for_backward(x);
+        save_for_backward(s);
+      }
+      g.put_grad(x, g.get_grad(out) * s * (1 + x * (1 - s)));
+      return {out};
+    };
+  };
+  register_grad("ltorch.silu", silu_rule(false));
+  auto fn = [](const Tensor& x) { return thunder::silu(x); };
+  auto strict = jit(fn, {.strict_saved_for_backward = true, .arg_names = {"x"}});
+  at::Tensor x = at::randn({4}, at::kDouble).requires_grad_();
+  try {
+    strict(x);
+    FAIL() << "expected thunder::Error";
+  } catch (const Error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("strict_saved_for_backward: the backward reads"), std::string::npos) << m;
+    EXPECT_NE(m.find("from the grad rule of ltorch.silu"), std::string::npos) << m;
+    std::cout << m << "\n";
+  }
+  // Without strict mode the same rule compiles.
+  auto lax = jit(fn);
+  lax(x).backward(at::ones({4}, at::kDouble));
+  at::Tensor x2 = x.detach().clone().requires_grad_();
+  at::silu(x2).backward(at::ones({4}, at::kDouble));
+  EXPECT_TRUE(at::allclose(x.grad(), x2.grad()));
+  // Saving explicitly satisfies strict mode; the callable recovered from its error.
+  register_grad("ltorch.silu", silu_rule(true));
+  x.mutable_grad() = at::Tensor();
+  strict(x).backward(at::ones({4}, at::kDouble));
+  EXPECT_TRUE(at::allclose(x.grad(), x2.grad()));
+  EXPECT_EQ(last_saved_for_backward(strict).size(), 2u);
+}
+
+}  // namespace
+}  // namespace thunder

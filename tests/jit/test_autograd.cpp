@@ -321,3 +321,45 @@ TEST(Autograd, DropoutBackwardUsesTheForwardMask) {
 
 }  // namespace
 }  // namespace thunder
+
+namespace thunder {
+namespace {
+
+// cross_entropy (incl. ignored targets and 1-D logits), embedding and matmul:
+// one fused backward statement each under ATen, the decomposition under
+// "aten_prims"; both give libtorch's gradients.
+TEST(Autograd, CrossEntropyEmbeddingMatmulRules) {
+  namespace F = nn::functional;
+  at::Tensor tgt = at::tensor({2, -100, 0, 3, 2}, at::kLong), t0 = at::scalar_tensor(1, at::kLong);
+  at::Tensor ids = at::tensor({1, 3, 1, 0, 3, 3}, at::kLong).reshape({2, 3});
+  auto fn = [&](const Tensor& logits, const Tensor& w, const Tensor& m) {
+    Tensor e = F::embedding(ids, w);                       // [2, 3, 4]
+    Tensor h = matmul(e, m).reshape({6, 4}).narrow(0, 0, 5);  // batch-broadcast matmul
+    return F::cross_entropy(logits + h, tgt) + F::cross_entropy(matmul(m, w.select(0, 0)), t0);
+  };
+  at::Tensor rl = at::randn({5, 4}, at::kDouble).requires_grad_();
+  at::Tensor rw = at::randn({5, 4}, at::kDouble).requires_grad_();
+  at::Tensor rm = at::randn({4, 4}, at::kDouble).requires_grad_();
+  auto ref = [&](const at::Tensor& l, const at::Tensor& w, const at::Tensor& m) {
+    at::Tensor h = at::matmul(at::embedding(w, ids), m).reshape({6, 4}).narrow(0, 0, 5);
+    return at::cross_entropy_loss(l + h, tgt) + at::cross_entropy_loss(at::matmul(m, w[0]), t0);
+  };
+  ref(rl, rw, rm).backward();
+  for (const char* exec : {"aten", "aten_prims"}) {
+    auto jfn = jit(fn, {.executors = {exec}});
+    at::Tensor l = rl.detach().clone().requires_grad_(), w = rw.detach().clone().requires_grad_(),
+               m = rm.detach().clone().requires_grad_();
+    Tensor loss = jfn(l, w, m);
+    EXPECT_TRUE(at::allclose(loss.aten(), ref(rl, rw, rm), 1e-12, 1e-12)) << exec;
+    loss.backward();
+    EXPECT_TRUE(at::allclose(l.grad(), rl.grad(), 1e-10, 1e-10)) << exec;
+    EXPECT_TRUE(at::allclose(w.grad(), rw.grad(), 1e-10, 1e-10)) << exec;
+    EXPECT_TRUE(at::allclose(m.grad(), rm.grad(), 1e-10, 1e-10)) << exec;
+    std::string bwd = last_backward_traces(jfn).front().str();
+    EXPECT_NE(bwd.find("ltorch.cross_entropy_backward("), std::string::npos) << bwd;
+    EXPECT_NE(bwd.find("ltorch.embedding_backward("), std::string::npos) << bwd;
+  }
+}
+
+}  // namespace
+}  // namespace thunder

@@ -235,3 +235,25 @@ TEST(CustomFunction, NoGradInputsRunWithoutAutodiff) {
 
 }  // namespace
 }  // namespace thunder
+
+namespace thunder {
+namespace {
+
+// ctx->save_for_backward is an explicit save: strict mode accepts it, and the
+// saved set is exactly what the function saved.
+TEST(CustomFunction, SavedTensorsAreExplicitForStrictMode) {
+  auto jfn = jit([](const Tensor& a, const Tensor& b) { return MP::apply(a.exp(), b); },
+                 {.strict_saved_for_backward = true, .arg_names = {"a", "b"}});
+  at::Tensor a = leaf({3, 4}), b = leaf({3, 4});
+  Tensor y = jfn(a, b);
+  at::Tensor g = at::randn({3, 4}, at::kDouble);
+  y.backward(g);
+  EXPECT_TRUE(at::allclose(a.grad(), g * b * a.exp()));
+  std::vector<std::string> names;
+  for (const auto& s : last_saved_for_backward(jfn)) names.push_back(s.name);
+  // exp's built-in rule saves its output; MP saved its two arguments (a.exp() and b).
+  EXPECT_EQ(names.size(), 2u);
+}
+
+}  // namespace
+}  // namespace thunder

@@ -54,6 +54,12 @@ class CallArgs {
 
 using GradFn = std::function<TensorList(GradContext&, const CallArgs&)>;
 
+// Inside a grad rule or custom function: `t` is saved for the backward as is,
+// never recomputed (rematerialization keeps it). With
+// JitOptions::strict_saved_for_backward, a value a user rule's backward reads
+// without this call is an error. Eagerly (a concrete tensor) it does nothing.
+void save_for_backward(const Tensor& t);
+
 // Installs `fn` as the grad rule of the symbol `id` (e.g. "ltorch.dropout").
 // Throws thunder::Error for an unknown id.
 void register_grad(const std::string& id, GradFn fn);

@@ -12,12 +12,14 @@ struct JitOptions {
   // (cpu_fuser joins the default list when the fusion executor lands.)
   std::vector<std::string> executors = {"aten"};
   // Validated now; they take effect with the passes that read them
-  // (fusion executor, rematerialization and stateless RNG, functionalization,
-  // explicit saving), which are not built yet.
+  // (fusion executor, rematerialization and stateless RNG, functionalization),
+  // which are not built yet.
   std::string fusion_type = "dataflow";  // "consecutive" or "dataflow"
   bool rematerialize = true;
   bool disable_replace_uniform = false;
   bool skip_inplace_functionalization = false;
+  // Error when the backward reads a forward value that no grad rule saved
+  // explicitly (thunder::save_for_backward; built-in rules count as explicit).
   bool strict_saved_for_backward = false;
   std::string cache = "shapes";  // "shapes" or "none" (retrace every call)
   // Names of the traced function's inputs, in order (default x0, x1, ...).

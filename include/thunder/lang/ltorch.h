@@ -101,6 +101,7 @@ Value layer_norm(const Value& x, const std::vector<int64_t>& normalized_shape, c
                  const Value& b, double eps);
 Value embedding(const Value& indices, const Value& weight);
 Value cross_entropy(const Value& logits, const Value& targets);  // mean reduction
+Value nll_loss(const Value& log_probs, const Value& targets);     // [N, C], [N]; mean
 Value scaled_dot_product_attention(const Value& q, const Value& k, const Value& v,
                                    bool is_causal);
 
@@ -112,6 +113,11 @@ Value log_softmax_backward(const Value& grad, const Value& out, int64_t dim);
 Value layer_norm_backward(const Value& grad, const Value& a,
                           const std::vector<int64_t>& normalized_shape, const Value& weight,
                           const Value& bias, double eps);
+
+// d cross_entropy / d logits from the log-probabilities ([N, C]) and targets ([N]).
+Value cross_entropy_backward(const Value& grad, const Value& log_probs, const Value& targets);
+// d embedding / d weight: the cotangent rows summed into a [num_weights, D] tensor.
+Value embedding_backward(const Value& grad, const Value& indices, int64_t num_weights);
 
 // ---- factories ----
 Value full(const std::vector<int64_t>& shape, const Value& fill_value, Device device, DType dtype);

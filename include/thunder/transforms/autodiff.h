@@ -34,7 +34,10 @@ class VjpContext {
 using GradRule = std::function<Value(VjpContext&, const OpArgs&)>;
 
 // The registry of grad rules, keyed by symbol id. A later registration replaces
-// an earlier one (user rules replace built-in rules).
+// an earlier one (user rules replace built-in rules). What a user rule's
+// backward reads from the forward must be marked with ProxyTag::SAVED_FOR_BACKWARD
+// (thunder::save_for_backward) to pass strict_saved_for_backward; the built-in
+// rules' reads count as explicitly saved.
 void register_grad_rule(std::string_view id, GradRule rule);
 const GradRule* find_grad_rule(const Symbol& sym);
 
@@ -47,6 +50,8 @@ struct JointTrace {
   std::vector<ProxyPtr> grad_inputs;  // inputs whose gradients are returned, in order
   std::vector<ProxyPtr> cotangents;   // one per flat output (nullptr: not differentiable)
   size_t num_outputs = 0;             // flat forward outputs
+  // Forward values that built-in rules' backward statements read.
+  std::vector<ProxyPtr> rule_saved;
 };
 JointTrace autodiff(const Trace& computation);
 
@@ -56,5 +61,9 @@ struct ForwardBackward {
   std::vector<ProxyPtr> saved;
 };
 ForwardBackward split_forward_backward(const JointTrace& joint);
+
+// JitOptions::strict_saved_for_backward: throws thunder::Error naming the first
+// saved value that is neither tagged SAVED_FOR_BACKWARD nor read by a built-in rule.
+void check_saved_explicitly(const JointTrace& joint, const std::vector<ProxyPtr>& saved);
 
 }  // namespace thunder
