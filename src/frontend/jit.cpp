@@ -10,6 +10,7 @@
 #include "dispatch.h"
 #include "thunder/executors/claim.h"
 #include "thunder/runtime/autograd_bridge.h"
+#include "thunder/runtime/buffer_pool.h"
 #include "thunder/runtime/guard.h"
 #include "thunder/runtime/program.h"
 #include "thunder/transforms/autodiff.h"
@@ -71,6 +72,7 @@ class JitState {
     for (const auto& e : options.executors) executors.push_back(&executor_by_name(e));
     if (module) modules = module->modules();
     retrace_every_call = options.cache == "none";  // decided once: no string work per call
+    install_cpu_allocator();
   }
 
   void call(TraceFn fn, void* ctx, std::vector<at::Tensor>& outs) {
@@ -87,6 +89,7 @@ class JitState {
       e = compile(fn, ctx);
     }
     last = e;
+    PoolScope buffers(pool->get());
     if (!e->backward) {
       e->program.run(inputs.data(), e->captured, outs);
       return;
@@ -142,6 +145,7 @@ class JitState {
   bool warned = false;
   bool retrace_every_call = false;
   CompileStats stats;
+  std::shared_ptr<PoolRef> pool = std::make_shared<PoolRef>();  // the memory plan's buffers
 };
 
 CacheEntry* JitState::compile(TraceFn fn, void* ctx) {
@@ -285,6 +289,7 @@ CacheEntry* JitState::compile(TraceFn fn, void* ctx) {
     if (options.strict_saved_for_backward) check_saved_explicitly(joint, fb.saved);
     t = record(fb.forward, "Split forward and backward", t0);
     auto bwd = std::make_shared<CompiledBackward>();
+    bwd->pool = pool;
     for (size_t i = 0; i < joint.cotangents.size(); ++i)
       if (joint.cotangents[i]) bwd->differentiable_outputs.push_back(static_cast<int32_t>(i));
     entry->num_outputs = joint.num_outputs;
@@ -374,7 +379,12 @@ std::vector<TensorInfo> last_saved_for_backward(const JitState& s) {
 }
 int64_t cache_hits(const JitState& s) { return s.hits; }
 int64_t cache_misses(const JitState& s) { return s.misses; }
-CompileStats compile_stats(const JitState& s) { return s.stats; }
+CompileStats compile_stats(const JitState& s) {
+  CompileStats c = s.stats;
+  c.buffer_reuses = s.pool->get()->reuses();
+  c.idle_buffer_bytes = static_cast<int64_t>(s.pool->get()->idle_bytes());
+  return c;
+}
 
 }  // namespace detail
 }  // namespace thunder

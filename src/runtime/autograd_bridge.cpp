@@ -39,7 +39,10 @@ class ThunderBackward : public torch::autograd::Node {
       inputs.push_back(std::move(grads[i]));
     }
     std::vector<at::Tensor> out;
-    bwd_->program.run(nullptr, inputs, out);
+    {
+      PoolScope scope(bwd_->pool ? bwd_->pool->get() : nullptr);
+      bwd_->program.run(nullptr, inputs, out);
+    }
     inputs.clear();  // the saved tensors go now, not when the graph dies
     return variable_list(out.begin(), out.end());
   }

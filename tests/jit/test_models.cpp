@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <thunder/thunder.h>
 
+#include "char_gpt.h"
 #include "models.h"
 
 namespace thunder {
@@ -49,6 +50,19 @@ TEST(Models, GPTBlockLossAndGradsMatchLibtorch) {
   expect_grads_match(
       gpt, [&] { return jgpt(idx, targets); }, [&] { return gpt.reference(idx, targets); },
       1e-9);
+}
+
+// The demo's model (two blocks, positions via arange, causal sdpa), small:
+// jitted vs the same module run eagerly (thunder::Tensor eager = libtorch).
+TEST(Models, CharGPTLossAndGradsMatchEager) {
+  at::manual_seed(0);
+  models::CharGPT gpt(/*vocab=*/20, /*context=*/8, /*C=*/16, /*heads=*/2, /*layers=*/2);
+  for (auto& p : gpt.parameters()) p.set_data(p.data().to(at::kDouble));
+  auto jgpt = jit(gpt);
+  at::Tensor idx = at::randint(0, 20, {3, 8}), targets = at::randint(0, 20, {3, 8});
+  expect_grads_match(
+      gpt, [&] { return jgpt(idx, targets); },
+      [&] { return gpt.forward(idx, targets).aten(); }, 1e-9);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // MemoryMeter: counts the bytes currently allocated through ATen's CPU
-// allocator, by wrapping it. Used by benchmarks and the demo to measure what
+// allocator (thunder's own, src/runtime/cpu_allocator.cpp). Used by benchmarks and the demo to measure what
 // a forward pass leaves alive for the backward (saved-for-backward bytes),
 // the same way for eager libtorch and for jitted programs.
 #pragma once
@@ -10,7 +10,7 @@ namespace thunder {
 
 class MemoryMeter {
  public:
-  // Installs the counting allocator (idempotent; stays installed for the process).
+  // Installs thunder's CPU allocator (idempotent; stays installed for the process).
   static void install();
   static int64_t live_bytes();
   static int64_t peak_bytes();
