@@ -11,11 +11,14 @@ struct JitOptions {
   // kernels; "aten_prims" runs every composite as its decomposition into prims.
   // (cpu_fuser joins the default list when the fusion executor lands.)
   std::vector<std::string> executors = {"aten"};
-  // Validated now; they take effect with the passes that read them
-  // (fusion executor, rematerialization and stateless RNG, functionalization,
-  // explicit saving), which are not built yet.
-  std::string fusion_type = "dataflow";  // "consecutive" or "dataflow"
+  // Choose the saved-for-backward set by a minimum cut, recomputing cheap
+  // values in the backward (docs/rematerialization.md); false saves exactly
+  // what the backward reads.
   bool rematerialize = true;
+  // Validated now; they take effect with the passes that read them
+  // (fusion executor, stateless RNG, functionalization, explicit saving),
+  // which are not built yet.
+  std::string fusion_type = "dataflow";  // "consecutive" or "dataflow"
   bool disable_replace_uniform = false;
   bool skip_inplace_functionalization = false;
   bool strict_saved_for_backward = false;
