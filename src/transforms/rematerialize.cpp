@@ -44,7 +44,11 @@ bool is_cheap(const BoundSymbol& b) {
   return true;
 }
 
+// Statements of a random composite (dropout's keep mask and scaling) are
+// left to the cost model: forcing them past the pinned draw would save the
+// draw itself (4-8 bytes an element) instead of the 1-byte mask.
 bool wants_recompute(const BoundSymbol& b, const Proxy& out) {
+  if (b.has_op_tag(OpTag::RANDOM_OP)) return false;
   return b.has_op_tag(OpTag::RECOMPUTE_IN_BACKWARD) ||
          out.has_tag(ProxyTag::RECOMPUTE_IN_BACKWARD);
 }

@@ -251,6 +251,16 @@ TEST(Rematerialize, DropoutSavesTheBoolMaskNeverTheUniformValues) {
   at::Tensor kept = x.grad() != 0;
   EXPECT_TRUE(at::allclose(x.grad(), at::cos(x.detach()) * kept * 2.0, 1e-12, 1e-12));
   EXPECT_NEAR(kept.to(at::kDouble).mean().item<double>(), 0.5, 0.05);
+  // Checkpointed, sin is recomputed; the draw is not, and the mask is still
+  // what is saved.
+  auto region = [](const Tensor& x) { return F::dropout(x.sin(), 0.5, true) * 2.0; };
+  auto jckpt = jit([&](const Tensor& x) { return checkpoint(region, x).sum(); },
+                   {.arg_names = {"x"}});
+  at::Tensor x2 = x.detach().clone().requires_grad_();
+  jckpt(x2).backward();
+  EXPECT_EQ(describe(last_saved_for_backward(jckpt)), "x:Double[128,32], t13:Bool[128,32]");
+  at::Tensor kept2 = x2.grad() != 0;
+  EXPECT_TRUE(at::allclose(x2.grad(), at::cos(x.detach()) * kept2 * 4.0, 1e-12, 1e-12));
 }
 
 }  // namespace
