@@ -19,8 +19,8 @@ void FlowGraph::add_edge(int from, int to, int64_t capacity) {
   THUNDER_CHECK(from >= 0 && from < num_nodes_ && to >= 0 && to < num_nodes_,
                 "FlowGraph::add_edge: edge {} -> {} names a node outside [0, {})", from, to,
                 num_nodes_);
-  THUNDER_CHECK(capacity >= 0, "FlowGraph::add_edge: edge {} -> {} has negative capacity {}",
-                from, to, capacity);
+  THUNDER_CHECK(capacity >= 0, "FlowGraph::add_edge: edge {} -> {} has negative capacity {}", from,
+                to, capacity);
   edges_.push_back({from, to, capacity});
 }
 

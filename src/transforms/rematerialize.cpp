@@ -49,8 +49,7 @@ bool is_cheap(const BoundSymbol& b) {
 // draw itself (4-8 bytes an element) instead of the 1-byte mask.
 bool wants_recompute(const BoundSymbol& b, const Proxy& out) {
   if (b.has_op_tag(OpTag::RANDOM_OP)) return false;
-  return b.has_op_tag(OpTag::RECOMPUTE_IN_BACKWARD) ||
-         out.has_tag(ProxyTag::RECOMPUTE_IN_BACKWARD);
+  return b.has_op_tag(OpTag::RECOMPUTE_IN_BACKWARD) || out.has_tag(ProxyTag::RECOMPUTE_IN_BACKWARD);
 }
 
 bool any_output_wants_recompute(const BoundSymbol& b) {
@@ -107,6 +106,9 @@ ForwardBackward rematerialize(const ForwardBackward& fb) {
   }
   for (const ProxyPtr& s : fb.saved) g.add_edge(out(s.get()), sink, kInfiniteCapacity);
 
+  // With the policies above a finite cut exists (every chain up from the
+  // backward ends at an input or a pinned value, both saveable); should a
+  // future policy contradict itself, compile anyway with the split's set.
   MinCut cut = min_cut(g, source, sink);
   if (!cut.finite) {
     ForwardBackward same = fb;

@@ -54,7 +54,8 @@ TEST(Rematerialize, ElementwiseValuesAreRecomputedFromTheInput) {
 TEST(Rematerialize, SavedForBackwardValuesAreNeverRecomputed) {
   // As thunder::save_for_backward marks a value inside a grad rule: exp's output.
   ForwardBackward fb = sin_exp();
-  fb.forward.output.as_list()[0].proxy()->tags |= static_cast<uint32_t>(ProxyTag::SAVED_FOR_BACKWARD);
+  fb.forward.output.as_list()[0].proxy()->tags |=
+      static_cast<uint32_t>(ProxyTag::SAVED_FOR_BACKWARD);
   EXPECT_EQ(names(rematerialize(fb).saved), "x, t6");
 }
 

@@ -76,7 +76,8 @@ TEST(Rematerialize, ElementwiseChainRecomputesFromTheInput) {
   EXPECT_TRUE(at::equal(grads[0], grads[1]));  // the same kernels, recomputed
   // Without rematerialization cos, sin and exp of x are saved (and x, for
   // the backward's own cos and sin); with it only x.
-  EXPECT_EQ(describe(saved[0]), "t9:Double[64,32], t14:Double[64,32], x:Double[64,32], t6:Double[64,32]");
+  EXPECT_EQ(describe(saved[0]),
+            "t9:Double[64,32], t14:Double[64,32], x:Double[64,32], t6:Double[64,32]");
   EXPECT_EQ(describe(saved[1]), "x:Double[64,32]");
   EXPECT_EQ(total_bytes(saved[1]), 64 * 32 * 8);
   EXPECT_LT(total_bytes(saved[1]), total_bytes(saved[0]));
@@ -87,12 +88,14 @@ TEST(Rematerialize, IsItsOwnStageAndTheBackwardStatesTheSavedBytes) {
   at::Tensor x = at::randn({8}).requires_grad_();
   jfn(x).backward(at::ones({8}));
   std::vector<std::string> stages;
-  for (const Trace& t : last_traces(jfn)) stages.push_back(t.provenance.substr(0, t.provenance.find(" (")));
-  EXPECT_EQ(stages, (std::vector<std::string>{
-                        "Constructed by Tracing", "Constructed by Dead Code Elimination",
-                        "Constructed by Autodiff", "Constructed by Split forward and backward",
-                        "Constructed by Rematerialization", "Constructed by Transform for execution",
-                        "Constructed by Delete Last Used"}));
+  for (const Trace& t : last_traces(jfn))
+    stages.push_back(t.provenance.substr(0, t.provenance.find(" (")));
+  EXPECT_EQ(stages,
+            (std::vector<std::string>{
+                "Constructed by Tracing", "Constructed by Dead Code Elimination",
+                "Constructed by Autodiff", "Constructed by Split forward and backward",
+                "Constructed by Rematerialization", "Constructed by Transform for execution",
+                "Constructed by Delete Last Used"}));
   auto bwd = last_backward_traces(jfn);
   ASSERT_EQ(bwd.size(), 4u);
   EXPECT_EQ(bwd[1].provenance, "Constructed by Rematerialization (saved for backward: 32 bytes)");
@@ -118,7 +121,8 @@ TEST(Rematerialize, MatmulsAndReductionsAreSavedNotRecomputed) {
   std::string bwd = last_backward_traces(jfn).back().str();
   EXPECT_EQ(bwd.find("matmul(x, w)"), std::string::npos) << bwd;
   // tanh's backward reads tanh's output; it is recomputed from the saved matmul output.
-  EXPECT_EQ(describe(last_saved_for_backward(jfn)), "x:Double[16,8], w:Double[8,4], t9:Double[16,4]");
+  EXPECT_EQ(describe(last_saved_for_backward(jfn)),
+            "x:Double[16,8], w:Double[8,4], t9:Double[16,4]");
 }
 
 template <typename M>
@@ -176,8 +180,8 @@ TEST(Rematerialize, CheckpointRecomputesTheRegion) {
   std::vector<at::Tensor> ref = {w.clone().requires_grad_(), v.clone().requires_grad_()};
   (at::gelu(x.matmul(ref[0])) * 0.5).matmul(ref[1]).sum().backward();
   // Eagerly checkpoint only calls the function.
-  EXPECT_TRUE(at::allclose(checkpoint(block, Tensor(x), Tensor(w)).aten(),
-                           at::gelu(x.matmul(w)) * 0.5));
+  EXPECT_TRUE(
+      at::allclose(checkpoint(block, Tensor(x), Tensor(w)).aten(), at::gelu(x.matmul(w)) * 0.5));
 
   auto jplain = jit(plain, {.arg_names = {"x", "w", "v"}});
   auto jckpt = jit(ckpt, {.arg_names = {"x", "w", "v"}});
@@ -254,8 +258,8 @@ TEST(Rematerialize, DropoutSavesTheBoolMaskNeverTheUniformValues) {
   // Checkpointed, sin is recomputed; the draw is not, and the mask is still
   // what is saved.
   auto region = [](const Tensor& x) { return F::dropout(x.sin(), 0.5, true) * 2.0; };
-  auto jckpt = jit([&](const Tensor& x) { return checkpoint(region, x).sum(); },
-                   {.arg_names = {"x"}});
+  auto jckpt =
+      jit([&](const Tensor& x) { return checkpoint(region, x).sum(); }, {.arg_names = {"x"}});
   at::Tensor x2 = x.detach().clone().requires_grad_();
   jckpt(x2).backward();
   EXPECT_EQ(describe(last_saved_for_backward(jckpt)), "x:Double[128,32], t13:Bool[128,32]");
