@@ -120,9 +120,23 @@ TEST(Rematerialize, MatmulsAndReductionsAreSavedNotRecomputed) {
   EXPECT_TRUE(at::allclose(w.grad(), w2.grad(), 1e-12, 1e-12));
   std::string bwd = last_backward_traces(jfn).back().str();
   EXPECT_EQ(bwd.find("matmul(x, w)"), std::string::npos) << bwd;
-  // tanh's backward reads tanh's output; it is recomputed from the saved matmul output.
+  // tanh's backward reads tanh's output. It is saved: the matmul is never
+  // recomputed, and a tie with the matmul's output goes to the later value.
   EXPECT_EQ(describe(last_saved_for_backward(jfn)),
             "x:Double[16,8], w:Double[8,4], t9:Double[16,4]");
+  // The reduction's small output is saved, never recomputed; exp's output is
+  // recomputed from x and it. (t15, amax's keepdim broadcast, is saved too:
+  // statements decomposed from a reduction composite count as reductions.)
+  auto red = jit([](const Tensor& x) { return (x - x.amax({1}, true)).exp().sum(); },
+                 {.arg_names = {"x"}});
+  at::Tensor y = at::randn({8, 4}, at::kDouble).requires_grad_();
+  red(y).backward();
+  at::Tensor y2 = y.detach().clone().requires_grad_();
+  (y2 - y2.amax({1}, true)).exp().sum().backward();
+  EXPECT_TRUE(at::allclose(y.grad(), y2.grad(), 1e-12, 1e-12));
+  EXPECT_EQ(describe(last_saved_for_backward(red)), "x:Double[8,4], t6:Double[8], t15:Double[8,1]");
+  std::string rbwd = last_backward_traces(red).back().str();
+  EXPECT_EQ(rbwd.find("amax("), std::string::npos) << rbwd;
 }
 
 template <typename M>
