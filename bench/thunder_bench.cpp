@@ -66,26 +66,33 @@ void fwd_bwd_row(const char* name, M& model, Eager&& eager, Jit&& jitted, int it
   };
   double e = time_us([&] { zero(); eager().backward(); }, iters, 5);
   double j = time_us([&] { zero(); jitted().backward(); }, iters, 5);
-  row(std::string(name) + " fwd+bwd", e, j);
+  row(std::string(name) + ": fwd+bwd", e, j);
   int64_t se = saved_bytes(eager), sj = saved_bytes(jitted);
-  std::printf("%-44s %9.1f KB %9.1f KB %9.2fx\n", (std::string(name) + " saved for backward").c_str(),
+  std::printf("%-44s %9.1f KB %9.1f KB %9.2fx\n", (std::string(name) + ": saved").c_str(),
               se / 1024.0, sj / 1024.0, static_cast<double>(se) / sj);
 }
 
+// Each model eager and jitted, with rematerialization off (save what the
+// backward reads) and on (min-cut saved set, the default).
 void models_fwd_bwd() {
   std::printf("\n== Forward + backward (eager libtorch vs jit; no fusion yet) ==\n");
   thunder::bench::header();
   at::manual_seed(0);
   thunder::models::MLP mlp(1024, 4096);
-  auto jmlp = thunder::jit(mlp);
   at::Tensor x = at::randn({512, 1024});
-  fwd_bwd_row("MLP 512x1024 -> 4096 -> 1024", mlp, [&] { return mlp.reference(x).sum(); },
-              [&] { return jmlp(x).sum().aten(); }, 5);
+  for (bool remat : {false, true}) {
+    auto jmlp = thunder::jit(mlp, {.rematerialize = remat});
+    fwd_bwd_row(remat ? "MLP 512x1024->4096, remat on" : "MLP 512x1024->4096, remat off", mlp,
+                [&] { return mlp.reference(x).sum(); }, [&] { return jmlp(x).sum().aten(); }, 5);
+  }
   thunder::models::GPTBlock gpt(/*vocab=*/512, /*C=*/256, /*heads=*/8);
-  auto jgpt = thunder::jit(gpt);
   at::Tensor idx = at::randint(0, 512, {8, 128}), tgt = at::randint(0, 512, {8, 128});
-  fwd_bwd_row("GPT block B=8 T=128 C=256", gpt, [&] { return gpt.reference(idx, tgt); },
-              [&] { return jgpt(idx, tgt).aten(); }, 5);
+  for (bool remat : {false, true}) {
+    auto jgpt = thunder::jit(gpt, {.rematerialize = remat});
+    fwd_bwd_row(remat ? "GPT block B8 T128 C256, remat on" : "GPT block B8 T128 C256, remat off",
+                gpt, [&] { return gpt.reference(idx, tgt); }, [&] { return jgpt(idx, tgt).aten(); },
+                5);
+  }
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "thunder/frontend/nn.h"
 #include "thunder/frontend/ops.h"
 #include "thunder/frontend/options.h"
+#include "thunder/frontend/remat_policy.h"
 #include "thunder/frontend/scalar.h"
 #include "thunder/frontend/tensor.h"
 

@@ -16,6 +16,7 @@
 #include "thunder/transforms/autodiff.h"
 #include "thunder/transforms/dce.h"
 #include "thunder/transforms/del_last_used.h"
+#include "thunder/transforms/rematerialize.h"
 
 namespace thunder {
 
@@ -36,6 +37,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+int64_t saved_bytes(const std::vector<ProxyPtr>& saved) {
+  int64_t n = 0;
+  for (const ProxyPtr& p : saved) n += p->numel() * item_size(p->dtype);
+  return n;
 }
 
 // Symbols that only appear in prologue traces (printed, never executed).
@@ -280,7 +287,8 @@ CacheEntry* JitState::compile(TraceFn fn, void* ctx) {
                          return p->is_tensor() && p->requires_grad;
                        });
   if (differentiate) {
-    // 3. Autodiff: one joint trace, split into forward and backward.
+    // 3. Autodiff: one joint trace, split into forward and backward (saving
+    //    what the backward reads), then rematerialized (saving a minimum cut).
     t0 = Clock::now();
     JointTrace joint = autodiff(t);
     record(joint.trace, "Autodiff (joint forward and backward)", t0);
@@ -288,6 +296,20 @@ CacheEntry* JitState::compile(TraceFn fn, void* ctx) {
     ForwardBackward fb = split_forward_backward(joint);
     if (options.strict_saved_for_backward) check_saved_explicitly(joint, fb.saved);
     t = record(fb.forward, "Split forward and backward", t0);
+    Trace b = fb.backward;
+    b.provenance = fmt::format("Constructed by Split forward and backward (saved for backward: {} "
+                               "bytes)", saved_bytes(fb.saved));
+    entry->backward_traces.push_back(b);
+    // Strict mode saves exactly what the rules saved explicitly: no min-cut.
+    if (options.rematerialize && !options.strict_saved_for_backward) {
+      t0 = Clock::now();
+      fb = rematerialize(fb);
+      t = record(fb.forward, "Rematerialization", t0);
+      b = fb.backward;
+      b.provenance = fmt::format("Constructed by Rematerialization (saved for backward: {} bytes)",
+                                 saved_bytes(fb.saved));
+      entry->backward_traces.push_back(b);
+    }
     auto bwd = std::make_shared<CompiledBackward>();
     bwd->pool = pool;
     for (size_t i = 0; i < joint.cotangents.size(); ++i)
@@ -298,17 +320,8 @@ CacheEntry* JitState::compile(TraceFn fn, void* ctx) {
       entry->grad_input_sources.push_back(sources[k]);
     }
     for (const ProxyPtr& p : fb.saved)
-      entry->saved_info.push_back({p->name, p->shape, to_aten(p->dtype),
-                                   p->numel() * item_size(p->dtype)});
+      entry->saved_info.push_back({p->name, p->shape, to_aten(p->dtype), saved_bytes({p})});
     // The backward trace: claimed and freed like the forward.
-    Trace b = fb.backward;
-    b.provenance = fmt::format("Constructed by Split forward and backward (saved for backward: {} "
-                               "bytes)", [&] {
-                                 int64_t n = 0;
-                                 for (const auto& i : entry->saved_info) n += i.bytes;
-                                 return n;
-                               }());
-    entry->backward_traces.push_back(b);
     t0 = Clock::now();
     b = claim_executors(b, executors);
     b.provenance = fmt::format("Constructed by Transform for execution (took {} ms)",
@@ -316,6 +329,8 @@ CacheEntry* JitState::compile(TraceFn fn, void* ctx) {
     entry->backward_traces.push_back(b);
     b = del_last_used(b);
     b.provenance = "Constructed by Delete Last Used";
+    b.notes.push_back(fmt::format("saved for backward: {} bytes in {} values",
+                                  saved_bytes(fb.saved), fb.saved.size()));
     entry->backward_traces.push_back(b);
     std::vector<Program::Input> bwd_sources;
     for (size_t i = 0; i < b.inputs.size(); ++i)

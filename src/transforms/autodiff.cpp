@@ -170,6 +170,18 @@ class JointBuilder {
       is_fwd[i] = true;
       for (const ProxyPtr& p : stmts[i].flat_args()) needed.insert(p.get());
     }
+    // A checkpointed statement (thunder::checkpoint) stays checkpointed: the
+    // rule's forward values are recomputed in the backward like the originals.
+    bool checkpointed = std::any_of(old_outs.begin(), old_outs.end(), [](const ProxyPtr& p) {
+      return p->has_tag(ProxyTag::RECOMPUTE_IN_BACKWARD);
+    });
+    if (checkpointed) {
+      std::vector<ProxyPtr> args = b.flat_args();
+      for (size_t i = 0; i < stmts.size(); ++i)
+        for (const ProxyPtr& p : is_fwd[i] ? stmts[i].flat_outputs() : std::vector<ProxyPtr>{})
+          if (std::find(args.begin(), args.end(), p) == args.end())
+            p->tags |= static_cast<uint32_t>(ProxyTag::RECOMPUTE_IN_BACKWARD);
+    }
     BackwardBlock block;
     for (size_t i = 0; i < stmts.size(); ++i) {
       BoundSymbol& st = stmts[i];

@@ -39,5 +39,15 @@ int main(int argc, char** argv) {
     std::cout << thunder::last_traces(jfn).back();
     return 0;
   }
+  if (std::strcmp(argv[1], "rematerialize") == 0) {
+    // The forward/backward pair before and after rematerialization.
+    auto fn = [](const Tensor& x) { return (x.sin() * x.cos() + x.exp()).sum(); };
+    auto jfn = thunder::jit(fn, {.arg_names = {"x"}});
+    jfn(at::randn({4}).requires_grad_());
+    auto fwd = thunder::last_traces(jfn);
+    auto bwd = thunder::last_backward_traces(jfn);
+    std::cout << fwd[3] << "\n" << bwd[0] << "\n" << fwd[4] << "\n" << bwd[1];
+    return 0;
+  }
   return 2;
 }

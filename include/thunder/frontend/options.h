@@ -12,14 +12,17 @@ struct JitOptions {
   // (cpu_fuser joins the default list when the fusion executor lands.)
   std::vector<std::string> executors = {"aten"};
   // Validated now; they take effect with the passes that read them
-  // (fusion executor, rematerialization and stateless RNG, functionalization),
-  // which are not built yet.
+  // (fusion executor, stateless RNG, functionalization), which are not built yet.
   std::string fusion_type = "dataflow";  // "consecutive" or "dataflow"
+  // Choose the saved-for-backward set by a minimum cut, recomputing cheap
+  // values in the backward (docs/rematerialization.md); false saves exactly
+  // what the backward reads.
   bool rematerialize = true;
   bool disable_replace_uniform = false;
   bool skip_inplace_functionalization = false;
   // Error when the backward reads a forward value that no grad rule saved
   // explicitly (thunder::save_for_backward; built-in rules count as explicit).
+  // The saved set is then exactly those values: rematerialization does not run.
   bool strict_saved_for_backward = false;
   std::string cache = "shapes";  // "shapes" or "none" (retrace every call)
   // Names of the traced function's inputs, in order (default x0, x1, ...).
