@@ -12,10 +12,13 @@ struct JitOptions {
   // (cpu_fuser joins the default list when the fusion executor lands.)
   std::vector<std::string> executors = {"aten"};
   // Validated now; they take effect with the passes that read them
-  // (fusion executor, rematerialization and stateless RNG, functionalization,
-  // explicit saving), which are not built yet.
+  // (fusion executor, rematerialization, functionalization, explicit
+  // saving), which are not built yet.
   std::string fusion_type = "dataflow";  // "consecutive" or "dataflow"
   bool rematerialize = true;
+  // Keep prims.uniform (libtorch's stateful generator) instead of rewriting
+  // every draw into get_and_update_rng_state + the pure uniform_philox
+  // (replace_uniform), which a backward can recompute instead of saving.
   bool disable_replace_uniform = false;
   bool skip_inplace_functionalization = false;
   bool strict_saved_for_backward = false;
