@@ -39,5 +39,15 @@ int main(int argc, char** argv) {
     std::cout << thunder::last_traces(jfn).back();
     return 0;
   }
+  if (std::strcmp(argv[1], "rng") == 0) {
+    auto fn = [](const Tensor& x) { return F::dropout(x, 0.5, true) * 2.0; };
+    auto jfn = thunder::jit(fn, {.arg_names = {"x"}});
+    jfn(at::randn({2, 3}).requires_grad_());
+    for (const auto& t : thunder::last_traces(jfn))
+      if (t.provenance.starts_with("Constructed by Replace uniform")) std::cout << t << "\n";
+    std::cout << thunder::last_traces(jfn).back() << "\n";
+    std::cout << thunder::last_backward_traces(jfn).back();
+    return 0;
+  }
   return 2;
 }
