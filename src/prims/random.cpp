@@ -38,8 +38,8 @@ void check_state_word(const char* op, const OpArgs& a, size_t i) {
     ok = p.dtype == DType::i64 && p.shape.empty() && p.device == Device::cpu();
   }
   THUNDER_CHECK(ok, "{}: {} must be an int or a cpu int64 tensor of shape [], got {}", op,
-                a.param_name(i), v.is_tensor() ? v.str() + ": \"" + v.proxy()->type_str() + "\""
-                                               : v.str());
+                a.param_name(i),
+                v.is_tensor() ? v.str() + ": \"" + v.proxy()->type_str() + "\"" : v.str());
 }
 
 }  // namespace
@@ -60,17 +60,20 @@ void register_random() {
          });
   // DONT_DCE: the keys and counters a program takes must not depend on which
   // later passes dropped a dead draw, or fused and unfused runs would differ.
-  define("prims.get_and_update_rng_state", {"device", "counters"},
-         tag_bits({OpTag::RANDOM_OP, OpTag::DONT_DCE}), [](const OpArgs& a) -> Value {
-           THUNDER_CHECK(a[0].kind() == Value::Kind::Device,
-                         "prims.get_and_update_rng_state: device must be a device, got {}",
-                         a[0].str());
-           int64_t n = a.integer(1);
-           THUNDER_CHECK(n >= 0, "prims.get_and_update_rng_state: counters must be non-negative, "
-                                 "got {}", n);
-           return Value(std::vector<Value>{new_named_tensor("seed", {}, DType::i64, Device::cpu()),
-                                           new_named_tensor("offset", {}, DType::i64, Device::cpu())});
-         });
+  define(
+      "prims.get_and_update_rng_state", {"device", "counters"},
+      tag_bits({OpTag::RANDOM_OP, OpTag::DONT_DCE}), [](const OpArgs& a) -> Value {
+        THUNDER_CHECK(a[0].kind() == Value::Kind::Device,
+                      "prims.get_and_update_rng_state: device must be a device, got {}",
+                      a[0].str());
+        int64_t n = a.integer(1);
+        THUNDER_CHECK(n >= 0,
+                      "prims.get_and_update_rng_state: counters must be non-negative, "
+                      "got {}",
+                      n);
+        return Value(std::vector<Value>{new_named_tensor("seed", {}, DType::i64, Device::cpu()),
+                                        new_named_tensor("offset", {}, DType::i64, Device::cpu())});
+      });
   // No tag: pure, so passes may recompute, move or deduplicate it.
   define("prims.uniform_philox", {"shape", "minval", "maxval", "seed", "offset", "device", "dtype"},
          0, [](const OpArgs& a) -> Value {

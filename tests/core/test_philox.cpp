@@ -26,8 +26,7 @@ TEST(Philox, KnownAnswerAllOnes) {
 }
 
 TEST(Philox, KnownAnswerPiDigits) {
-  EXPECT_EQ(philox4x32_10({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, 0xa4093822,
-                          0x299f31d0),
+  EXPECT_EQ(philox4x32_10({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, 0xa4093822, 0x299f31d0),
             (Block{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}));
 }
 

@@ -51,8 +51,8 @@ TEST_F(RandomPrims, StateIsTwoNamedCpuInt64Scalars) {
                                   DType::bf16);
   EXPECT_EQ(u.proxy()->type_str(), "cpu bf16[2, 3]");
   // Ints are seeds and offsets too (a fixed stream, e.g. in tests).
-  Value v = prims::uniform_philox({4}, -1.0, 1.0, int64_t{42}, int64_t{0}, Device::cpu(),
-                                  DType::f64);
+  Value v =
+      prims::uniform_philox({4}, -1.0, 1.0, int64_t{42}, int64_t{0}, Device::cpu(), DType::f64);
   EXPECT_EQ(v.proxy()->type_str(), "cpu f64[4]");
   EXPECT_EQ(bsym_str(trace_.bsyms[0]),
             "[seed0, offset0] = prims.get_and_update_rng_state(devices.Device(\"cpu\"), 6)  "
@@ -77,11 +77,13 @@ TEST_F(RandomPrims, Errors) {
   auto philox = [&](Shape shape, Value lo, Value hi, Value sd, Value off, DType dt) {
     return prims::uniform_philox(shape, lo, hi, sd, off, Device::cpu(), dt);
   };
-  expect_error("prims.uniform_philox: negative size in shape [2, -1]",
-               [&] { philox({2, -1}, 0.0, 1.0, seed, offset, DType::f32); });
-  expect_error("prims.uniform_philox: minval must be less than maxval, got minval=1.0 and "
-               "maxval=0.5",
-               [&] { philox({2}, 1.0, 0.5, seed, offset, DType::f32); });
+  expect_error("prims.uniform_philox: negative size in shape [2, -1]", [&] {
+    philox({2, -1}, 0.0, 1.0, seed, offset, DType::f32);
+  });
+  expect_error(
+      "prims.uniform_philox: minval must be less than maxval, got minval=1.0 and "
+      "maxval=0.5",
+      [&] { philox({2}, 1.0, 0.5, seed, offset, DType::f32); });
   expect_error("prims.uniform_philox: minval must be less than maxval, got minval=2 and maxval=2",
                [&] { philox({2}, int64_t{2}, int64_t{2}, seed, offset, DType::f32); });
   expect_error("prims.uniform_philox: minval and maxval must be finite, got 0.0 and inf",
@@ -90,15 +92,18 @@ TEST_F(RandomPrims, Errors) {
                [&] { philox({2}, "a", 1.0, seed, offset, DType::f32); });
   expect_error("prims.uniform_philox: dtype must be floating, got int64",
                [&] { philox({2}, 0.0, 1.0, seed, offset, DType::i64); });
-  expect_error("prims.uniform_philox: seed must be an int or a cpu int64 tensor of shape [], got "
-               "x0: \"cpu f32[]\"",
-               [&] { philox({2}, 0.0, 1.0, in({}, DType::f32), offset, DType::f32); });
-  expect_error("prims.uniform_philox: offset must be an int or a cpu int64 tensor of shape [], "
-               "got x1: \"cpu i64[1]\"",
-               [&] { philox({2}, 0.0, 1.0, seed, in({1}, DType::i64), DType::f32); });
-  expect_error("prims.uniform_philox: seed must be an int or a cpu int64 tensor of shape [], got "
-               "0.5",
-               [&] { philox({2}, 0.0, 1.0, 0.5, offset, DType::f32); });
+  expect_error(
+      "prims.uniform_philox: seed must be an int or a cpu int64 tensor of shape [], got "
+      "x0: \"cpu f32[]\"",
+      [&] { philox({2}, 0.0, 1.0, in({}, DType::f32), offset, DType::f32); });
+  expect_error(
+      "prims.uniform_philox: offset must be an int or a cpu int64 tensor of shape [], "
+      "got x1: \"cpu i64[1]\"",
+      [&] { philox({2}, 0.0, 1.0, seed, in({1}, DType::i64), DType::f32); });
+  expect_error(
+      "prims.uniform_philox: seed must be an int or a cpu int64 tensor of shape [], got "
+      "0.5",
+      [&] { philox({2}, 0.0, 1.0, 0.5, offset, DType::f32); });
   expect_error("prims.get_and_update_rng_state: counters must be non-negative, got -1",
                [&] { prims::get_and_update_rng_state(Device::cpu(), -1); });
   expect_error("prims.uniform: minval must be less than maxval, got minval=1.0 and maxval=0.0",

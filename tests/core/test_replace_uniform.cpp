@@ -77,8 +77,8 @@ TEST(ReplaceUniform, CompositesThatDrawAreInlinedWithTheirOrigins) {
   // noisy -> [state, philox, ltorch.add]; ltorch.mul draws nothing and stays whole.
   std::vector<std::string> ids;
   for (const BoundSymbol& b : r.bsyms) ids.push_back(b.sym->id);
-  EXPECT_EQ(ids, (std::vector<std::string>{"prims.get_and_update_rng_state",
-                                           "prims.uniform_philox", "ltorch.add", "ltorch.mul"}));
+  EXPECT_EQ(ids, (std::vector<std::string>{"prims.get_and_update_rng_state", "prims.uniform_philox",
+                                           "ltorch.add", "ltorch.mul"}));
   for (size_t i = 0; i < 3; ++i) {
     EXPECT_TRUE(has_origin(r.bsyms[i], "test.noisy")) << ids[i];
     EXPECT_TRUE(r.bsyms[i].has_tag(StmtTag::BACKWARD)) << ids[i];
@@ -102,8 +102,8 @@ TEST(ReplaceUniform, AutodiffTreatsTheStatelessPrimsAsConstants) {
     TracingScope s(t);
     ProxyPtr x = s.ctx().add_tensor_input("x", {3}, DType::f32, Device::cpu(), true);
     Value st = prims::get_and_update_rng_state(Device::cpu(), 1);
-    Value u = prims::uniform_philox({3}, 0.0, 1.0, st.as_list()[0], st.as_list()[1],
-                                    Device::cpu(), DType::f32);
+    Value u = prims::uniform_philox({3}, 0.0, 1.0, st.as_list()[0], st.as_list()[1], Device::cpu(),
+                                    DType::f32);
     EXPECT_FALSE(u.proxy()->requires_grad);
     t.output = prims::mul(x, u);
   }
