@@ -63,14 +63,11 @@ void register_random() {
   define(
       "prims.get_and_update_rng_state", {"device", "counters"},
       tag_bits({OpTag::RANDOM_OP, OpTag::DONT_DCE}), [](const OpArgs& a) -> Value {
-        THUNDER_CHECK(a[0].kind() == Value::Kind::Device,
-                      "prims.get_and_update_rng_state: device must be a device, got {}",
+        const char* op = "prims.get_and_update_rng_state";
+        THUNDER_CHECK(a[0].kind() == Value::Kind::Device, "{}: device must be a device, got {}", op,
                       a[0].str());
         int64_t n = a.integer(1);
-        THUNDER_CHECK(n >= 0,
-                      "prims.get_and_update_rng_state: counters must be non-negative, "
-                      "got {}",
-                      n);
+        THUNDER_CHECK(n >= 0, "{}: counters must be non-negative, got {}", op, n);
         return Value(std::vector<Value>{new_named_tensor("seed", {}, DType::i64, Device::cpu()),
                                         new_named_tensor("offset", {}, DType::i64, Device::cpu())});
       });

@@ -106,6 +106,9 @@ TEST_F(RandomPrims, Errors) {
       [&] { philox({2}, 0.0, 1.0, 0.5, offset, DType::f32); });
   expect_error("prims.get_and_update_rng_state: counters must be non-negative, got -1",
                [&] { prims::get_and_update_rng_state(Device::cpu(), -1); });
+  expect_error("prims.get_and_update_rng_state: device must be a device, got 'cpu'", [&] {
+    call_symbol(prims::symbol("prims.get_and_update_rng_state"), {Value("cpu"), Value(1)});
+  });
   expect_error("prims.uniform: minval must be less than maxval, got minval=1.0 and maxval=0.0",
                [&] { prims::uniform({2}, 1.0, 0.0, Device::cpu(), DType::f32); });
   expect_error("prims.uniform: dtype must be floating, got bool",
