@@ -16,6 +16,7 @@
 using thunder::Tensor;
 using thunder::bench::row;
 using thunder::bench::time_us;
+namespace F = thunder::nn::functional;
 
 namespace {
 
@@ -59,10 +60,12 @@ int64_t saved_bytes(F&& forward) {
   return saved;
 }
 
-template <typename M, typename Eager, typename Jit>
-void fwd_bwd_row(const char* name, M& model, Eager&& eager, Jit&& jitted, int iters) {
+// `leaves`: the tensors whose gradients each iteration resets.
+template <typename Eager, typename Jit>
+void fwd_bwd_row(const char* name, std::vector<at::Tensor> leaves, Eager&& eager, Jit&& jitted,
+                 int iters) {
   auto zero = [&] {
-    for (auto& p : model.parameters()) p.mutable_grad() = at::Tensor();
+    for (auto& p : leaves) p.mutable_grad() = at::Tensor();
   };
   double e = time_us([&] { zero(); eager().backward(); }, iters, 5);
   double j = time_us([&] { zero(); jitted().backward(); }, iters, 5);
@@ -82,17 +85,32 @@ void models_fwd_bwd() {
   at::Tensor x = at::randn({512, 1024});
   for (bool remat : {false, true}) {
     auto jmlp = thunder::jit(mlp, {.rematerialize = remat});
-    fwd_bwd_row(remat ? "MLP 512x1024->4096, remat on" : "MLP 512x1024->4096, remat off", mlp,
-                [&] { return mlp.reference(x).sum(); }, [&] { return jmlp(x).sum().aten(); }, 5);
+    fwd_bwd_row(remat ? "MLP 512x1024->4096, remat on" : "MLP 512x1024->4096, remat off",
+                mlp.parameters(), [&] { return mlp.reference(x).sum(); },
+                [&] { return jmlp(x).sum().aten(); }, 5);
   }
   thunder::models::GPTBlock gpt(/*vocab=*/512, /*C=*/256, /*heads=*/8);
   at::Tensor idx = at::randint(0, 512, {8, 128}), tgt = at::randint(0, 512, {8, 128});
   for (bool remat : {false, true}) {
     auto jgpt = thunder::jit(gpt, {.rematerialize = remat});
     fwd_bwd_row(remat ? "GPT block B8 T128 C256, remat on" : "GPT block B8 T128 C256, remat off",
-                gpt, [&] { return gpt.reference(idx, tgt); }, [&] { return jgpt(idx, tgt).aten(); },
-                5);
+                gpt.parameters(), [&] { return gpt.reference(idx, tgt); },
+                [&] { return jgpt(idx, tgt).aten(); }, 5);
   }
+}
+
+// Jitted draws are uniform_philox (stateless, recomputable); eager libtorch
+// draws from its Mersenne Twister and saves a float mask.
+void random_draws() {
+  std::printf("\n== Random draws (eager libtorch vs jit with uniform_philox) ==\n");
+  thunder::bench::header();
+  auto jrand = thunder::jit([] { return thunder::rand({1024, 1024}); });
+  row("rand 1024x1024", time_us([] { at::Tensor r = at::rand({1024, 1024}); }, 50),
+      time_us([&] { Tensor r = jrand(); }, 50));
+  at::Tensor x = at::randn({1024, 1024}).requires_grad_();
+  auto jdrop = thunder::jit([](const Tensor& x) { return F::dropout(x, 0.9, true); });
+  fwd_bwd_row("dropout p=0.9 1024x1024", {x}, [&] { return at::dropout(x, 0.9, true).sum(); },
+              [&] { return jdrop(x).sum().aten(); }, 20);
 }
 
 }  // namespace
@@ -103,5 +121,6 @@ int main() {
   std::printf("thunder-cpp benchmarks (libtorch %d.%d, 1 intra-op thread)\n", TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR);
   per_call_overhead();
   models_fwd_bwd();
+  random_draws();
   return 0;
 }

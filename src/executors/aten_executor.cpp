@@ -22,6 +22,7 @@ void ensure_registered() {
     detail::register_indexing();
     detail::register_nn();
     detail::register_factory();
+    detail::register_random();
     detail::register_inplace();
     detail::register_backward();
   });

@@ -22,6 +22,7 @@ void register_shape();
 void register_indexing();
 void register_nn();
 void register_factory();
+void register_random();
 void register_inplace();
 void register_backward();
 // ltorch halves of the shape and factory families (written by their owners).

@@ -17,6 +17,7 @@
 #include "thunder/transforms/dce.h"
 #include "thunder/transforms/del_last_used.h"
 #include "thunder/transforms/rematerialize.h"
+#include "thunder/transforms/replace_uniform.h"
 
 namespace thunder {
 
@@ -33,6 +34,12 @@ void validate(const JitOptions& o) {
 namespace detail {
 
 namespace {
+
+bool draws_uniform(const std::vector<BoundSymbol>& bsyms) {
+  for (const BoundSymbol& b : bsyms)
+    if (b.sym->id == "prims.uniform" || draws_uniform(b.subsymbols)) return true;
+  return false;
+}
 
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) {
@@ -286,12 +293,21 @@ CacheEntry* JitState::compile(TraceFn fn, void* ctx) {
                        std::any_of(t.inputs.begin(), t.inputs.end(), [](const ProxyPtr& p) {
                          return p->is_tensor() && p->requires_grad;
                        });
+  // Random draws become stateless uniform_philox: on the joint trace when
+  // differentiating, so a backward can replay a forward draw from its seed and offset.
+  // (A stage only when the trace draws at all, so other programs keep their stages.)
+  bool stateless_rng = !options.disable_replace_uniform && draws_uniform(t.bsyms);
+  auto replace_uniform_stage = [&](const Trace& in) {
+    t0 = Clock::now();
+    return record(replace_uniform(in), "Replace uniform (stateless uniform_philox)", t0);
+  };
   if (differentiate) {
     // 3. Autodiff: one joint trace, split into forward and backward (saving
     //    what the backward reads), then rematerialized (saving a minimum cut).
     t0 = Clock::now();
     JointTrace joint = autodiff(t);
     record(joint.trace, "Autodiff (joint forward and backward)", t0);
+    if (stateless_rng) joint.trace = replace_uniform_stage(joint.trace);
     t0 = Clock::now();
     ForwardBackward fb = split_forward_backward(joint);
     if (options.strict_saved_for_backward) check_saved_explicitly(joint, fb.saved);
@@ -337,6 +353,8 @@ CacheEntry* JitState::compile(TraceFn fn, void* ctx) {
       bwd_sources.push_back({Program::Input::Source::Captured, static_cast<int32_t>(i)});
     bwd->program = Program::lower(b, bwd_sources, executors);
     entry->backward = std::move(bwd);
+  } else if (stateless_rng) {
+    t = replace_uniform_stage(t);
   }
   t0 = Clock::now();
   t = record(claim_executors(t, executors), "Transform for execution", t0);

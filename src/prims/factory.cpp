@@ -1,15 +1,8 @@
-// Factory prims: full, iota, empty, and the random draws uniform and randn.
+// Factory prims: full, iota and empty (random draws are in random.cpp).
 #include "prim_util.h"
 
 namespace thunder::prims {
 namespace detail {
-namespace {
-void check_shape(const char* op, const Shape& shape) {
-  for (int64_t s : shape)
-    THUNDER_CHECK(s >= 0, "{}: negative size in shape {}", op, shape_str(shape));
-}
-}  // namespace
-
 void register_factory() {
   define("prims.full", {"shape", "fill_value", "device", "dtype"}, 0, [](const OpArgs& a) -> Value {
     check_shape("prims.full", a.ints(0));
@@ -28,23 +21,6 @@ void register_factory() {
     check_shape("prims.empty", a.ints(0));
     return new_tensor(a.ints(0), a.dtype(2), a[1].as_device());
   });
-  define("prims.uniform", {"shape", "minval", "maxval", "device", "dtype"},
-         tag_bits({OpTag::RANDOM_OP}), [](const OpArgs& a) -> Value {
-           check_shape("prims.uniform", a.ints(0));
-           THUNDER_CHECK(is_float(a.dtype(4)), "prims.uniform: dtype must be floating, got {}",
-                         long_name(a.dtype(4)));
-           THUNDER_CHECK(a[1].is_number() && a[2].is_number(),
-                         "prims.uniform: minval and maxval must be numbers, got {} and {}",
-                         a[1].str(), a[2].str());
-           return new_tensor(a.ints(0), a.dtype(4), a[3].as_device());
-         });
-  define("prims.randn", {"shape", "device", "dtype"}, tag_bits({OpTag::RANDOM_OP}),
-         [](const OpArgs& a) -> Value {
-           check_shape("prims.randn", a.ints(0));
-           THUNDER_CHECK(is_float(a.dtype(2)), "prims.randn: dtype must be floating, got {}",
-                         long_name(a.dtype(2)));
-           return new_tensor(a.ints(0), a.dtype(2), a[1].as_device());
-         });
 }
 
 }  // namespace detail
@@ -57,12 +33,6 @@ Value iota(int64_t length, int64_t start, int64_t step, Device device, DType dty
 }
 Value empty(const Shape& shape, Device device, DType dtype) {
   THUNDER_PRIM_CALL("prims.empty", shape, device, dtype);
-}
-Value uniform(const Shape& shape, const Value& lo, const Value& hi, Device device, DType dtype) {
-  THUNDER_PRIM_CALL("prims.uniform", shape, lo, hi, device, dtype);
-}
-Value randn(const Shape& shape, Device device, DType dtype) {
-  THUNDER_PRIM_CALL("prims.randn", shape, device, dtype);
 }
 
 }  // namespace thunder::prims

@@ -15,9 +15,14 @@ void define(std::string id, std::vector<std::string> params, uint32_t tags, Meta
 
 // A fresh output tensor proxy in the active trace.
 ProxyPtr new_tensor(Shape shape, DType dtype, Device device);
+// The same, named with its own prefix ("seed0") instead of "t".
+ProxyPtr new_named_tensor(const std::string& prefix, Shape shape, DType dtype, Device device);
 
 // Calls a prim by id (the wrappers' one-liner).
 Value call(const Symbol& sym, std::vector<Value> args);
+
+// Throws naming `op` if a size is negative.
+void check_shape(const char* op, const Shape& shape);
 
 // Normalises a dim against a rank (negative counts from the end); throws naming `op`.
 int64_t canonical_dim(const std::string& op, int64_t dim, int64_t rank);
@@ -29,6 +34,7 @@ void register_reduction();
 void register_linalg();
 void register_indexing();
 void register_factory();
+void register_random();
 void register_inplace();
 
 }  // namespace thunder::prims::detail

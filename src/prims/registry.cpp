@@ -11,6 +11,7 @@ void ensure_registered() {
     detail::register_linalg();
     detail::register_indexing();
     detail::register_factory();
+    detail::register_random();
     detail::register_inplace();
     return true;
   }();
@@ -38,6 +39,22 @@ ProxyPtr new_tensor(Shape shape, DType dtype, Device device) {
   TraceCtx* ctx = current_trace_ctx();
   THUNDER_CHECK(ctx != nullptr, "prims: a tensor proxy can only be made inside a trace");
   return ctx->new_tensor(std::move(shape), dtype, device);
+}
+
+ProxyPtr new_named_tensor(const std::string& prefix, Shape shape, DType dtype, Device device) {
+  TraceCtx* ctx = current_trace_ctx();
+  THUNDER_CHECK(ctx != nullptr, "prims: a tensor proxy can only be made inside a trace");
+  auto p = std::make_shared<Proxy>();
+  p->name = ctx->trace().new_name(prefix);
+  p->shape = std::move(shape);
+  p->dtype = dtype;
+  p->device = device;
+  return p;
+}
+
+void check_shape(const char* op, const Shape& shape) {
+  for (int64_t s : shape)
+    THUNDER_CHECK(s >= 0, "{}: negative size in shape {}", op, shape_str(shape));
 }
 
 Value call(const Symbol& sym, std::vector<Value> args) { return call_symbol(sym, std::move(args)); }

@@ -49,5 +49,36 @@ int main(int argc, char** argv) {
     std::cout << fwd[3] << "\n" << bwd[0] << "\n" << fwd[4] << "\n" << bwd[1];
     return 0;
   }
+  if (std::strcmp(argv[1], "dropout") == 0) {
+    // The three dropout policies of docs/rematerialization.md: the final
+    // forward and backward of each.
+    auto fn = [](const Tensor& x) { return F::dropout(x, 0.9, true); };
+    auto show = [&](const char* title, thunder::JitOptions o) {
+      o.arg_names = {"x"};
+      auto jfn = thunder::jit(fn, o);
+      jfn(at::randn({4, 8}).requires_grad_());  // 32 mask bytes: more than seed + offset
+      std::cout << "### " << title << "\n"
+                << thunder::last_traces(jfn).back() << "\n"
+                << thunder::last_backward_traces(jfn).back() << "\n";
+    };
+    show("default: the mask is recomputed from seed and offset", {});
+    show("disable_replace_uniform: the bool mask is saved", {.disable_replace_uniform = true});
+    auto& dropout = thunder::symbol_registry().mutable_get("ltorch.dropout");
+    uint32_t tags = dropout.tags;
+    thunder::add_tags("ltorch.dropout", {thunder::OpTag::DONT_RECOMPUTE_IN_BACKWARD});
+    show("DONT_RECOMPUTE_IN_BACKWARD on ltorch.dropout: the bool mask is saved", {});
+    dropout.tags = tags;
+    return 0;
+  }
+  if (std::strcmp(argv[1], "rng") == 0) {
+    auto fn = [](const Tensor& x) { return F::dropout(x, 0.5, true) * 2.0; };
+    auto jfn = thunder::jit(fn, {.arg_names = {"x"}});
+    jfn(at::randn({2, 3}).requires_grad_());
+    for (const auto& t : thunder::last_traces(jfn))
+      if (t.provenance.starts_with("Constructed by Replace uniform")) std::cout << t << "\n";
+    std::cout << thunder::last_traces(jfn).back() << "\n";
+    std::cout << thunder::last_backward_traces(jfn).back();
+    return 0;
+  }
   return 2;
 }

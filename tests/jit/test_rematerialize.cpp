@@ -254,9 +254,11 @@ TEST(Rematerialize, RecomputeOpTagOverridesTheCostRules) {
   EXPECT_NE(bwd.find("amax"), std::string::npos) << bwd;
 }
 
+// With libtorch's stateful generator (disable_replace_uniform) the draw cannot
+// be replayed: the mask is saved, as 1 byte per element.
 TEST(Rematerialize, DropoutSavesTheBoolMaskNeverTheUniformValues) {
   auto fn = [](const Tensor& x) { return F::dropout(x.sin(), 0.5, true).sum(); };
-  auto jfn = jit(fn, {.arg_names = {"x"}});
+  auto jfn = jit(fn, {.disable_replace_uniform = true, .arg_names = {"x"}});
   at::Tensor x = at::randn({128, 32}, at::kDouble).requires_grad_();
   Tensor out = jfn(x);
   out.backward();
@@ -272,13 +274,65 @@ TEST(Rematerialize, DropoutSavesTheBoolMaskNeverTheUniformValues) {
   // Checkpointed, sin is recomputed; the draw is not, and the mask is still
   // what is saved.
   auto region = [](const Tensor& x) { return F::dropout(x.sin(), 0.5, true) * 2.0; };
-  auto jckpt =
-      jit([&](const Tensor& x) { return checkpoint(region, x).sum(); }, {.arg_names = {"x"}});
+  auto jckpt = jit([&](const Tensor& x) { return checkpoint(region, x).sum(); },
+                  {.disable_replace_uniform = true, .arg_names = {"x"}});
   at::Tensor x2 = x.detach().clone().requires_grad_();
   jckpt(x2).backward();
   EXPECT_EQ(describe(last_saved_for_backward(jckpt)), "x:Double[128,32], t13:Bool[128,32]");
   at::Tensor kept2 = x2.grad() != 0;
   EXPECT_TRUE(at::allclose(x2.grad(), at::cos(x.detach()) * kept2 * 4.0, 1e-12, 1e-12));
+}
+
+}  // namespace
+}  // namespace thunder
+
+namespace thunder {
+namespace {
+
+// Issue 4's dropout outcomes: p = 0.9 on 1024x1024, forward and backward,
+// under each policy. The backward's mask is always the forward's.
+TEST(Rematerialize, DropoutPoliciesOn1024x1024) {
+  constexpr int64_t n = 1024;
+  auto fn = [](const Tensor& x) { return F::dropout(x, 0.9, true); };
+  at::Tensor g = at::randn({n, n}).abs() + 0.5;
+  auto run = [&](JitOptions o) {
+    auto jfn = jit(fn, o);
+    at::Tensor x = (at::rand({n, n}) + 0.5).requires_grad_();  // no zeros
+    at::Tensor out = jfn(x).aten();
+    out.backward(g);
+    at::Tensor kept = out.detach() != 0;
+    EXPECT_TRUE(at::equal(x.grad() != 0, kept));
+    EXPECT_TRUE(at::allclose(x.grad(), g * kept * 10.0f, 1e-5, 1e-5));
+    // Binomial(2^20, 0.1): sd of the fraction ~3e-4; 0.005 is ~17 sd.
+    EXPECT_NEAR(kept.to(at::kDouble).mean().item<double>(), 0.1, 0.005);
+    return std::make_pair(last_saved_for_backward(jfn), last_backward_traces(jfn).back().str());
+  };
+  auto big = [&](const std::vector<TensorInfo>& saved) {
+    std::vector<std::string> out;
+    for (const TensorInfo& s : saved)
+      if (at::IntArrayRef(s.shape) == at::IntArrayRef({n, n}))
+        out.push_back(std::string(c10::toString(s.dtype)));
+    return out;
+  };
+  {  // default: seed and offset are saved, the mask is recomputed
+    auto [saved, bwd] = run({});
+    EXPECT_TRUE(big(saved).empty());
+    EXPECT_EQ(total_bytes(saved), 16);
+    EXPECT_NE(bwd.find("prims.uniform_philox("), std::string::npos) << bwd;
+  }
+  {  // libtorch's generator: the bool mask is saved, never the float draws
+    auto [saved, bwd] = run({.disable_replace_uniform = true});
+    EXPECT_EQ(big(saved), std::vector<std::string>{"Bool"});
+    EXPECT_EQ(bwd.find("uniform"), std::string::npos) << bwd;
+  }
+  {  // DONT_RECOMPUTE_IN_BACKWARD on dropout: mask saved, no draw in the backward
+    RestoreTags restore("ltorch.dropout");
+    add_tags("ltorch.dropout", {OpTag::DONT_RECOMPUTE_IN_BACKWARD});
+    auto [saved, bwd] = run({});
+    EXPECT_EQ(big(saved), std::vector<std::string>{"Bool"});
+    EXPECT_EQ(bwd.find("uniform"), std::string::npos) << bwd;
+    EXPECT_EQ(bwd.find("rng_state"), std::string::npos) << bwd;
+  }
 }
 
 }  // namespace

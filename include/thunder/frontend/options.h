@@ -12,12 +12,15 @@ struct JitOptions {
   // (cpu_fuser joins the default list when the fusion executor lands.)
   std::vector<std::string> executors = {"aten"};
   // Validated now; they take effect with the passes that read them
-  // (fusion executor, stateless RNG, functionalization), which are not built yet.
+  // (fusion executor, functionalization), which are not built yet.
   std::string fusion_type = "dataflow";  // "consecutive" or "dataflow"
   // Choose the saved-for-backward set by a minimum cut, recomputing cheap
   // values in the backward (docs/rematerialization.md); false saves exactly
   // what the backward reads.
   bool rematerialize = true;
+  // Keep prims.uniform (libtorch's stateful generator) instead of rewriting
+  // every draw into get_and_update_rng_state + the pure uniform_philox
+  // (replace_uniform), which a backward can recompute instead of saving.
   bool disable_replace_uniform = false;
   bool skip_inplace_functionalization = false;
   // Error when the backward reads a forward value that no grad rule saved

@@ -99,9 +99,21 @@ Value scatter_add(const Value& a, int64_t dim, const Value& index, const Value& 
 Value full(const Shape& shape, const Value& fill_value, Device device, DType dtype);
 Value iota(int64_t length, int64_t start, int64_t step, Device device, DType dtype);
 Value empty(const Shape& shape, Device device, DType dtype);
+
+// ---- random ----
+// Stateful draws from libtorch's generator (RANDOM_OP); minval < maxval.
 Value uniform(const Shape& shape, const Value& minval, const Value& maxval, Device device,
-              DType dtype);  // RANDOM_OP
-Value randn(const Shape& shape, Device device, DType dtype);  // RANDOM_OP
+              DType dtype);
+Value randn(const Shape& shape, Device device, DType dtype);
+// The stateless RNG (thunder/core/philox.h; replace_uniform emits these).
+// The key and first counter of a draw on `device` that consumes `counters`
+// Philox counters, advancing the device's RNG state: [seed, offset], each a
+// cpu i64[] tensor (RANDOM_OP, DONT_DCE).
+Value get_and_update_rng_state(Device device, int64_t counters);
+// U(minval, maxval) from the Philox stream at (seed, offset): a pure function
+// of its arguments (no tag). seed and offset: ints or cpu i64[] tensors.
+Value uniform_philox(const Shape& shape, const Value& minval, const Value& maxval,
+                     const Value& seed, const Value& offset, Device device, DType dtype);
 
 // ---- in place ----
 // Writes src into dst (same shape and dtype) and returns dst's new value.
