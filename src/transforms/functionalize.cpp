@@ -7,6 +7,7 @@
 // and re-derived from its base before it is next read.
 #include "thunder/transforms/functionalize.h"
 
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -272,6 +273,10 @@ Functionalized functionalize(const Trace& trace,
   Value out = fz.read_value(trace.output);
   fz.written(trace.inputs, f);
   if (!f.written_inputs.empty()) {
+    std::string w;
+    for (size_t i = 0; i < f.written_inputs.size(); ++i)
+      w += (i ? ", " : "") + f.written_inputs[i]->name + " <- " + f.new_values[i]->name;
+    f.trace.notes.push_back("written back into the caller's tensors after the call: " + w);
     std::vector<Value> all = {out};
     for (const ProxyPtr& p : f.new_values) all.emplace_back(p);
     out = Value(std::move(all));

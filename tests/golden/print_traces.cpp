@@ -39,5 +39,18 @@ int main(int argc, char** argv) {
     std::cout << thunder::last_traces(jfn).back();
     return 0;
   }
+  if (std::strcmp(argv[1], "inplace") == 0) {
+    // An in-place op on an input, a write through a view, a read through another view.
+    auto fn = [](Tensor x, Tensor y) {
+      Tensor xt = x.transpose(0, 1);
+      x.mul_(2.0);
+      x.narrow(0, 0, 1).add_(y);
+      return xt * y.transpose(0, 1);
+    };
+    auto jfn = thunder::jit(fn, {.arg_names = {"x", "y"}});
+    jfn(at::randn({2, 3}), at::randn({1, 3}));
+    for (const auto& t : thunder::last_traces(jfn)) std::cout << t << "\n";
+    return 0;
+  }
   return 2;
 }
