@@ -7,6 +7,7 @@
 // and re-derived from its base before it is next read.
 #include "thunder/transforms/functionalize.h"
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -154,7 +155,10 @@ class Functionalizer {
       BoundSymbol c = b;
       c.args = {src, read(dst)};
       push(std::move(c));
+      // The barrier reads the write's output, so it (and every later read) stays after it.
       std::vector<ProxyPtr>& members = members_[g->second];
+      if (std::find(members.begin(), members.end(), dst) == members.end()) members.push_back(dst);
+      cur_[dst.get()] = b.output;
       std::vector<Value> now;
       for (const ProxyPtr& m : members) now.push_back(read(m));
       static const Symbol& barrier = prims::symbol("prims.update_aliases");

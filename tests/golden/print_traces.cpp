@@ -52,5 +52,17 @@ int main(int argc, char** argv) {
     for (const auto& t : thunder::last_traces(jfn)) std::cout << t << "\n";
     return 0;
   }
+  if (std::strcmp(argv[1], "aliased") == 0) {
+    // The same buffer passed twice: the write stays in place behind a barrier.
+    auto fn = [](Tensor a, Tensor b) {
+      a.mul_(2.0);
+      return b + 1.0;
+    };
+    auto jfn = thunder::jit(fn, {.arg_names = {"a", "b"}});
+    at::Tensor x = at::randn({3});
+    jfn(x, x);
+    std::cout << thunder::last_traces(jfn).back() << "\n" << thunder::last_prologue_trace(jfn);
+    return 0;
+  }
   return 2;
 }
