@@ -53,8 +53,9 @@ void record_inplace(const char* op, const Tensor& dst, Tensor result, bool any_c
     result = thunder::to(result, dst.dtype());
   }
   if (result.sizes() != dst.sizes()) {
-    THUNDER_CHECK(any_cast, "Tensor.{}: output {} with shape {} doesn't match the broadcast shape {}",
-                  op, p.name, shape_str(p.shape), shape_str(result.sizes().vec()));
+    THUNDER_CHECK(any_cast,
+                  "Tensor.{}: output {} with shape {} doesn't match the broadcast shape {}", op,
+                  p.name, shape_str(p.shape), shape_str(result.sizes().vec()));
     result = thunder::expand(result, dst.sizes());
   }
   current_trace_ctx()->grad_enabled = at::GradMode::is_enabled();
@@ -88,32 +89,39 @@ Tensor& inplace(const char* op, Tensor& self, Traced&& traced, Eager&& eager) {
 }  // namespace
 
 Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) {
-  return inplace("add_", *this, [&] { record_inplace("add_", *this, thunder::add(*this, o, alpha)); },
-                 [&](at::Tensor& t) { t.add_(concrete(o, "add_"), scalar(alpha)); });
+  return inplace(
+      "add_", *this, [&] { record_inplace("add_", *this, thunder::add(*this, o, alpha)); },
+      [&](at::Tensor& t) { t.add_(concrete(o, "add_"), scalar(alpha)); });
 }
 Tensor& Tensor::add_(const Scalar& o, const Scalar& alpha) {
-  return inplace("add_", *this, [&] { record_inplace("add_", *this, thunder::add(*this, o, alpha)); },
-                 [&](at::Tensor& t) { t.add_(scalar(o), scalar(alpha)); });
+  return inplace(
+      "add_", *this, [&] { record_inplace("add_", *this, thunder::add(*this, o, alpha)); },
+      [&](at::Tensor& t) { t.add_(scalar(o), scalar(alpha)); });
 }
 Tensor& Tensor::mul_(const Tensor& o) {
-  return inplace("mul_", *this, [&] { record_inplace("mul_", *this, thunder::mul(*this, o)); },
-                 [&](at::Tensor& t) { t.mul_(concrete(o, "mul_")); });
+  return inplace(
+      "mul_", *this, [&] { record_inplace("mul_", *this, thunder::mul(*this, o)); },
+      [&](at::Tensor& t) { t.mul_(concrete(o, "mul_")); });
 }
 Tensor& Tensor::mul_(const Scalar& o) {
-  return inplace("mul_", *this, [&] { record_inplace("mul_", *this, thunder::mul(*this, o)); },
-                 [&](at::Tensor& t) { t.mul_(scalar(o)); });
+  return inplace(
+      "mul_", *this, [&] { record_inplace("mul_", *this, thunder::mul(*this, o)); },
+      [&](at::Tensor& t) { t.mul_(scalar(o)); });
 }
 Tensor& Tensor::copy_(const Tensor& src) {
-  return inplace("copy_", *this, [&] { record_inplace("copy_", *this, src, true); },
-                 [&](at::Tensor& t) { t.copy_(concrete(src, "copy_")); });
+  return inplace(
+      "copy_", *this, [&] { record_inplace("copy_", *this, src, true); },
+      [&](at::Tensor& t) { t.copy_(concrete(src, "copy_")); });
 }
 Tensor& Tensor::fill_(const Scalar& v) {
-  return inplace("fill_", *this, [&] { record_inplace("fill_", *this, thunder::full_like(*this, v), true); },
-                 [&](at::Tensor& t) { t.fill_(scalar(v)); });
+  return inplace(
+      "fill_", *this, [&] { record_inplace("fill_", *this, thunder::full_like(*this, v), true); },
+      [&](at::Tensor& t) { t.fill_(scalar(v)); });
 }
 Tensor& Tensor::zero_() {
-  return inplace("zero_", *this, [&] { record_inplace("zero_", *this, thunder::zeros_like(*this)); },
-                 [&](at::Tensor& t) { t.zero_(); });
+  return inplace(
+      "zero_", *this, [&] { record_inplace("zero_", *this, thunder::zeros_like(*this)); },
+      [&](at::Tensor& t) { t.zero_(); });
 }
 Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& v) {
   return inplace(
@@ -124,9 +132,7 @@ Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& v) {
 Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) {
   return inplace(
       "scatter_add_", *this,
-      [&] {
-        record_inplace("scatter_add_", *this, thunder::scatter_add(*this, dim, index, src));
-      },
+      [&] { record_inplace("scatter_add_", *this, thunder::scatter_add(*this, dim, index, src)); },
       [&](at::Tensor& t) {
         t.scatter_add_(dim, concrete(index, "scatter_add_"), concrete(src, "scatter_add_"));
       });
@@ -137,12 +143,14 @@ Tensor& Tensor::uniform_(double from, double to) {
       [&] {
         // prims.uniform draws exactly as libtorch's uniform_ does, so seeded runs match eager.
         const Proxy& p = *detail::traced_value(*this).proxy();
-        THUNDER_CHECK(is_float(p.dtype), "Tensor.uniform_: {} has dtype {}, expected a "
-                      "floating-point dtype", p.name, long_name(p.dtype));
+        THUNDER_CHECK(is_float(p.dtype),
+                      "Tensor.uniform_: {} has dtype {}, expected a "
+                      "floating-point dtype",
+                      p.name, long_name(p.dtype));
         current_trace_ctx()->grad_enabled = at::GradMode::is_enabled();
-        record_inplace("uniform_", *this,
-                       Tensor(prims::uniform(p.shape, Value(from), Value(to), p.device, p.dtype)
-                                  .proxy()));
+        record_inplace(
+            "uniform_", *this,
+            Tensor(prims::uniform(p.shape, Value(from), Value(to), p.device, p.dtype).proxy()));
       },
       [&](at::Tensor& t) { t.uniform_(from, to); });
 }

@@ -28,11 +28,11 @@ enum class ViewKind { Reshape, Transpose, Permute, Narrow, Select, Expand };
 
 const ViewKind* view_kind(const Symbol& s) {
   static const std::unordered_map<std::string_view, ViewKind> table = {
-      {"ltorch.view", ViewKind::Reshape},        {"ltorch.reshape", ViewKind::Reshape},
-      {"ltorch.flatten", ViewKind::Reshape},     {"ltorch.unsqueeze", ViewKind::Reshape},
-      {"ltorch.squeeze", ViewKind::Reshape},     {"ltorch.transpose", ViewKind::Transpose},
-      {"ltorch.permute", ViewKind::Permute},     {"ltorch.narrow", ViewKind::Narrow},
-      {"ltorch.select", ViewKind::Select},       {"ltorch.expand", ViewKind::Expand},
+      {"ltorch.view", ViewKind::Reshape},    {"ltorch.reshape", ViewKind::Reshape},
+      {"ltorch.flatten", ViewKind::Reshape}, {"ltorch.unsqueeze", ViewKind::Reshape},
+      {"ltorch.squeeze", ViewKind::Reshape}, {"ltorch.transpose", ViewKind::Transpose},
+      {"ltorch.permute", ViewKind::Permute}, {"ltorch.narrow", ViewKind::Narrow},
+      {"ltorch.select", ViewKind::Select},   {"ltorch.expand", ViewKind::Expand},
   };
   auto it = table.find(s.id);
   return it == table.end() ? nullptr : &it->second;
@@ -77,13 +77,10 @@ class Functionalizer {
       rename(c);
       push(std::move(c));
       const ViewKind* k = view_kind(*b.sym);
-      if (k && b.args[0].is_tensor() && b.output.is_tensor()) {
-        const Proxy* out = b.output.proxy().get();
-        views_[out] = View{b.args[0].proxy(), b, *k};
-        const Proxy* r = root(out);
-        seen_[out] = version_[r];
-        if (auto g = group_of_.find(r); g != group_of_.end()) members_[g->second].push_back(b.output.proxy());
-      }
+      if (k && b.args[0].is_tensor() && b.output.is_tensor())
+        add_view(b.output.proxy(), View{b.args[0].proxy(), b, *k});
+      if ((b.sym->id == "ltorch.split" || b.sym->id == "ltorch.chunk") && b.args[0].is_tensor())
+        add_pieces(b);
     }
   }
 
@@ -113,8 +110,35 @@ class Functionalizer {
     ViewKind kind;
   };
 
+  void add_view(const ProxyPtr& out, View v) {
+    views_[out.get()] = std::move(v);
+    const Proxy* r = root(out.get());
+    seen_[out.get()] = version_[r];
+    if (auto g = group_of_.find(r); g != group_of_.end()) members_[g->second].push_back(out);
+  }
+
+  // split and chunk: each piece is a narrow view of the input.
+  void add_pieces(const BoundSymbol& b) {
+    static const Symbol& narrow = ltorch::symbol("ltorch.narrow");
+    const ProxyPtr& base = b.args[0].proxy();
+    const int64_t dim = wrap(b.args[2].as_int(), base->ndim());
+    std::vector<ProxyPtr> pieces;
+    b.output.collect_proxies(pieces);
+    int64_t start = 0;
+    for (const ProxyPtr& piece : pieces) {
+      const int64_t len = piece->shape[dim];
+      BoundSymbol step;
+      step.sym = &narrow;
+      step.args = {Value(base), Value(dim), Value(start), Value(len)};
+      step.output = Value(piece);
+      add_view(piece, View{base, std::move(step), ViewKind::Narrow});
+      start += len;
+    }
+  }
+
   const Proxy* root(const Proxy* p) const {
-    for (auto it = views_.find(p); it != views_.end(); it = views_.find(p)) p = it->second.base.get();
+    for (auto it = views_.find(p); it != views_.end(); it = views_.find(p))
+      p = it->second.base.get();
     return p;
   }
 
@@ -162,8 +186,8 @@ class Functionalizer {
       std::vector<Value> now;
       for (const ProxyPtr& m : members) now.push_back(read(m));
       static const Symbol& barrier = prims::symbol("prims.update_aliases");
-      Value renamed = emit([&] { return call_symbol(barrier, {Value(std::move(now))}); },
-                           grad_of(*written));
+      Value renamed =
+          emit([&] { return call_symbol(barrier, {Value(std::move(now))}); }, grad_of(*written));
       for (size_t i = 0; i < members.size(); ++i) cur_[members[i].get()] = renamed.as_list()[i];
       return;
     }
@@ -188,37 +212,42 @@ class Functionalizer {
   Value scatter(const View& v, const Proxy& view, const Value& base, const Value& nv, bool grad) {
     const Proxy& b = *base.proxy();
     const std::vector<Value>& a = v.step.args;
-    return emit([&]() -> Value {
-      switch (v.kind) {
-        case ViewKind::Reshape: return ltorch::reshape(nv, b.shape);
-        case ViewKind::Transpose: return ltorch::transpose(nv, a[1].as_int(), a[2].as_int());
-        case ViewKind::Permute: {
-          std::vector<int64_t> inverse(b.ndim());
-          const std::vector<int64_t>& dims = a[1].as_int_list();
-          for (size_t i = 0; i < dims.size(); ++i) inverse[wrap(dims[i], b.ndim())] = i;
-          return ltorch::permute(nv, inverse);
-        }
-        case ViewKind::Narrow:
-        case ViewKind::Select: {
-          const bool narrow = v.kind == ViewKind::Narrow;
-          const int64_t dim = wrap(a[1].as_int(), b.ndim()), size = b.shape[dim];
-          const int64_t start = wrap(a[2].as_int(), size), len = narrow ? a[3].as_int() : 1;
-          std::vector<Value> pieces;
-          if (start > 0) pieces.push_back(ltorch::narrow(base, dim, 0, start));
-          pieces.push_back(narrow ? nv : ltorch::unsqueeze(nv, dim));
-          if (start + len < size)
-            pieces.push_back(ltorch::narrow(base, dim, start + len, size - start - len));
-          return pieces.size() == 1 ? pieces[0] : ltorch::cat(pieces, dim);
-        }
-        case ViewKind::Expand:
-          THUNDER_CHECK(b.shape == view.shape,
-                        "prims.copy_: in-place write into {}, an expanded view of {} ({} to {}): "
-                        "more than one element would refer to the same memory location",
-                        view.name, v.base->name, shape_str(b.shape), shape_str(view.shape));
+    return emit(
+        [&]() -> Value {
+          switch (v.kind) {
+            case ViewKind::Reshape:
+              return ltorch::reshape(nv, b.shape);
+            case ViewKind::Transpose:
+              return ltorch::transpose(nv, a[1].as_int(), a[2].as_int());
+            case ViewKind::Permute: {
+              std::vector<int64_t> inverse(b.ndim());
+              const std::vector<int64_t>& dims = a[1].as_int_list();
+              for (size_t i = 0; i < dims.size(); ++i) inverse[wrap(dims[i], b.ndim())] = i;
+              return ltorch::permute(nv, inverse);
+            }
+            case ViewKind::Narrow:
+            case ViewKind::Select: {
+              const bool narrow = v.kind == ViewKind::Narrow;
+              const int64_t dim = wrap(a[1].as_int(), b.ndim()), size = b.shape[dim];
+              const int64_t start = wrap(a[2].as_int(), size), len = narrow ? a[3].as_int() : 1;
+              std::vector<Value> pieces;
+              if (start > 0) pieces.push_back(ltorch::narrow(base, dim, 0, start));
+              pieces.push_back(narrow ? nv : ltorch::unsqueeze(nv, dim));
+              if (start + len < size)
+                pieces.push_back(ltorch::narrow(base, dim, start + len, size - start - len));
+              return pieces.size() == 1 ? pieces[0] : ltorch::cat(pieces, dim);
+            }
+            case ViewKind::Expand:
+              THUNDER_CHECK(
+                  b.shape == view.shape,
+                  "prims.copy_: in-place write into {}, an expanded view of {} ({} to {}): "
+                  "more than one element would refer to the same memory location",
+                  view.name, v.base->name, shape_str(b.shape), shape_str(view.shape));
+              return nv;
+          }
           return nv;
-      }
-      return nv;
-    }, grad);
+        },
+        grad);
   }
 
   // Runs `f` recording into a scratch scope, then appends what it recorded

@@ -19,10 +19,12 @@ void expect_error_mentions(const std::function<void()>& f,
 }
 
 TEST(InPlaceErrors, LeafThatRequiresGradUnderJit) {
-  auto jfn = jit([](Tensor w, Tensor g) {
-    w.add_(g, -0.1);
-    return w * 1.0;
-  }, {.arg_names = {"w", "g"}});
+  auto jfn = jit(
+      [](Tensor w, Tensor g) {
+        w.add_(g, -0.1);
+        return w * 1.0;
+      },
+      {.arg_names = {"w", "g"}});
   at::Tensor w = at::ones({3}).requires_grad_(), g = at::ones({3});
   expect_error_mentions([&] { jfn(w, g); }, {"Tensor.add_", "leaf", "(w)"});
   EXPECT_TRUE(at::equal(w.detach(), at::ones({3})));  // unchanged
@@ -47,20 +49,24 @@ TEST(InPlaceErrors, BroadcastWouldChangeTheShape) {
 }
 
 TEST(InPlaceErrors, WriteIntoAnExpandedView) {
-  auto jfn = jit([](Tensor a) {
-    a.expand({2, 3}).add_(1.0);
-    return a;
-  }, {.arg_names = {"a"}});
+  auto jfn = jit(
+      [](Tensor a) {
+        a.expand({2, 3}).add_(1.0);
+        return a;
+      },
+      {.arg_names = {"a"}});
   at::Tensor a = at::zeros({1, 3});
   expect_error_mentions([&] { jfn(a); }, {"expanded view", "a", "[1, 3]", "[2, 3]"});
   EXPECT_TRUE(at::equal(a, at::zeros({1, 3})));
 }
 
 TEST(InPlaceErrors, WritingAValueThatRequiresGradIntoAnInput) {
-  auto jfn = jit([](Tensor buf, Tensor w) {
-    buf.copy_(w * 2.0);
-    return buf;
-  }, {.arg_names = {"buf", "w"}});
+  auto jfn = jit(
+      [](Tensor buf, Tensor w) {
+        buf.copy_(w * 2.0);
+        return buf;
+      },
+      {.arg_names = {"buf", "w"}});
   at::Tensor buf = at::zeros({3}), w = at::ones({3}).requires_grad_();
   expect_error_mentions([&] { jfn(buf, w); }, {"input buf", "requires grad"});
   EXPECT_TRUE(at::equal(buf, at::zeros({3})));

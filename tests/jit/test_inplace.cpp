@@ -46,31 +46,98 @@ bool has_symbol(const Trace& t, const std::string& id) {
 
 TEST(InPlace, EachOpOnContiguousInputs) {
   at::Tensor x = at::randn({3, 4}), y = at::randn({3, 4});
-  expect_like_eager([](Tensor a, Tensor b) { a.add_(b, 2.0); return a * 2.0; }, {x, y});
-  expect_like_eager([](Tensor a, Tensor b) { a.add_(1.5); return b + a; }, {x, y});
-  expect_like_eager([](Tensor a, Tensor b) { a.mul_(b); return a; }, {x, y});
-  expect_like_eager([](Tensor a, Tensor b) { a.mul_(3.0); return b - a; }, {x, y});
-  expect_like_eager([](Tensor a, Tensor b) { a.copy_(b * 2.0); return a + 1.0; }, {x, y});
-  expect_like_eager([](Tensor a, Tensor b) { a.fill_(7.0); return a + b; }, {x, y});
-  expect_like_eager([](Tensor a, Tensor b) { a.zero_(); return a + b; }, {x, y});
-  expect_like_eager([](Tensor a, Tensor b) { a.masked_fill_(b > 0.0, -1.0); return a; }, {x, y});
+  expect_like_eager(
+      [](Tensor a, Tensor b) {
+        a.add_(b, 2.0);
+        return a * 2.0;
+      },
+      {x, y});
+  expect_like_eager(
+      [](Tensor a, Tensor b) {
+        a.add_(1.5);
+        return b + a;
+      },
+      {x, y});
+  expect_like_eager(
+      [](Tensor a, Tensor b) {
+        a.mul_(b);
+        return a;
+      },
+      {x, y});
+  expect_like_eager(
+      [](Tensor a, Tensor b) {
+        a.mul_(3.0);
+        return b - a;
+      },
+      {x, y});
+  expect_like_eager(
+      [](Tensor a, Tensor b) {
+        a.copy_(b * 2.0);
+        return a + 1.0;
+      },
+      {x, y});
+  expect_like_eager(
+      [](Tensor a, Tensor b) {
+        a.fill_(7.0);
+        return a + b;
+      },
+      {x, y});
+  expect_like_eager(
+      [](Tensor a, Tensor b) {
+        a.zero_();
+        return a + b;
+      },
+      {x, y});
+  expect_like_eager(
+      [](Tensor a, Tensor b) {
+        a.masked_fill_(b > 0.0, -1.0);
+        return a;
+      },
+      {x, y});
   at::Tensor idx = at::randint(0, 4, {3, 4});
   expect_like_eager(
-      [](Tensor a, Tensor i) { a.scatter_add_(1, i, a * 2.0); return a.sum(); }, {x, idx});
+      [](Tensor a, Tensor i) {
+        a.scatter_add_(1, i, a * 2.0);
+        return a.sum();
+      },
+      {x, idx});
 }
 
 TEST(InPlace, BroadcastAndCastFollowLibtorch) {
   at::Tensor x = at::randn({2, 3}), row = at::randn({3});
-  expect_like_eager([](Tensor a, Tensor r) { a.add_(r); return a; }, {x, row});
-  expect_like_eager([](Tensor a, Tensor r) { a.copy_(r); return a; }, {x, row});
+  expect_like_eager(
+      [](Tensor a, Tensor r) {
+        a.add_(r);
+        return a;
+      },
+      {x, row});
+  expect_like_eager(
+      [](Tensor a, Tensor r) {
+        a.copy_(r);
+        return a;
+      },
+      {x, row});
   at::Tensor ints = at::arange(6, at::kLong).reshape({2, 3});
-  expect_like_eager([](Tensor a, Tensor f) { a.copy_(f); return a; }, {ints, x});  // truncates
-  expect_like_eager([](Tensor a, Tensor f) { f.mul_(a); return f; }, {ints, x});   // int -> float
+  expect_like_eager(
+      [](Tensor a, Tensor f) {
+        a.copy_(f);
+        return a;
+      },
+      {ints, x});  // truncates
+  expect_like_eager(
+      [](Tensor a, Tensor f) {
+        f.mul_(a);
+        return f;
+      },
+      {ints, x});  // int -> float
 }
 
 TEST(InPlace, UniformDrawsLikeEager) {
   at::Tensor x = at::zeros({5, 3});
-  auto fn = [](Tensor a, Tensor b) { a.uniform_(-2.0, 3.0); return a + b; };
+  auto fn = [](Tensor a, Tensor b) {
+    a.uniform_(-2.0, 3.0);
+    return a + b;
+  };
   at::Tensor e = x.clone();
   at::manual_seed(7);
   at::Tensor expected = fn(Tensor(e), Tensor(x)).aten();
@@ -84,53 +151,104 @@ TEST(InPlace, UniformDrawsLikeEager) {
 TEST(InPlace, ThroughViews) {
   at::Tensor x = at::randn({4, 3}), y = at::randn({2, 3});
   // Writes through views land in the base; other views see them.
-  expect_like_eager([](Tensor a, Tensor b) { a.narrow(0, 1, 2).add_(b); return a * 1.0; }, {x, y});
-  expect_like_eager([](Tensor a, Tensor b) {
-    Tensor row = a.select(0, 2);
-    Tensor col = a.select(1, 0);
-    row.mul_(b.select(0, 0));
-    return col + 0.0;  // read through another view after the write
-  }, {x, y});
-  expect_like_eager([](Tensor a, Tensor b) {
-    Tensor t = a.transpose(0, 1);       // [3, 4]
-    t.narrow(1, 0, 2).copy_(b.transpose(0, 1));
-    return t + 0.0;
-  }, {x, y});
-  expect_like_eager([](Tensor a, Tensor b) {
-    Tensor flat = a.view({12});
-    Tensor e = a.unsqueeze(0).expand({2, 4, 3});  // a read-only view, read after the write
-    flat.narrow(0, 3, 6).zero_();
-    return e.sum(0) + b.sum();
-  }, {x, y});
-  expect_like_eager([](Tensor a, Tensor b) {
-    a.reshape({2, 6}).select(1, -1).fill_(5.0);
-    a.permute({1, 0}).narrow(0, 1, 1).masked_fill_(b.narrow(0, 0, 1).narrow(1, 0, 1).transpose(0, 1) > 0.0, 2.0);
-    return a;
-  }, {x, y});
+  expect_like_eager(
+      [](Tensor a, Tensor b) {
+        a.narrow(0, 1, 2).add_(b);
+        return a * 1.0;
+      },
+      {x, y});
+  expect_like_eager(
+      [](Tensor a, Tensor b) {
+        Tensor row = a.select(0, 2);
+        Tensor col = a.select(1, 0);
+        row.mul_(b.select(0, 0));
+        return col + 0.0;  // read through another view after the write
+      },
+      {x, y});
+  expect_like_eager(
+      [](Tensor a, Tensor b) {
+        Tensor t = a.transpose(0, 1);  // [3, 4]
+        t.narrow(1, 0, 2).copy_(b.transpose(0, 1));
+        return t + 0.0;
+      },
+      {x, y});
+  expect_like_eager(
+      [](Tensor a, Tensor b) {
+        Tensor flat = a.view({12});
+        Tensor e = a.unsqueeze(0).expand({2, 4, 3});  // a read-only view, read after the write
+        flat.narrow(0, 3, 6).zero_();
+        return e.sum(0) + b.sum();
+      },
+      {x, y});
+  expect_like_eager(
+      [](Tensor a, Tensor b) {
+        a.reshape({2, 6}).select(1, -1).fill_(5.0);
+        a.permute({1, 0}).narrow(0, 1, 1).masked_fill_(
+            b.narrow(0, 0, 1).narrow(1, 0, 1).transpose(0, 1) > 0.0, 2.0);
+        return a;
+      },
+      {x, y});
+}
+
+TEST(InPlace, ThroughSplitAndChunkPieces) {
+  at::Tensor x = at::randn({4, 3}), y = at::randn({4, 3});
+  expect_like_eager(
+      [](Tensor a, Tensor b) {
+        TensorList halves = a.chunk(2, 0);
+        TensorList cols = a.split(std::vector<int64_t>{1, 2}, 1);
+        halves[1].mul_(b.narrow(0, 2, 2));
+        return cols[1] + 0.0;  // a piece read after a write through another piece
+      },
+      {x, y});
+}
+
+TEST(InPlace, CapturedBufferUpdate) {
+  at::Tensor running_e = at::zeros({3}), running_j = at::zeros({3});
+  auto make = [](at::Tensor& running) {
+    return [&running](Tensor x) {
+      Tensor r(running);
+      r.mul_(0.9).add_(x.mean({0}) * 0.1);
+      return x - r;
+    };
+  };
+  auto eager = make(running_e);
+  auto jfn = jit(make(running_j));
+  for (int call = 0; call < 3; ++call) {
+    at::Tensor x = at::randn({5, 3});
+    expect_same(jfn(x).aten(), eager(x).aten(), "result");
+    expect_same(running_j, running_e, "captured buffer");
+  }
+  EXPECT_EQ(cache_misses(jfn), 1);
 }
 
 TEST(InPlace, ChainsAndUsesOfTheInput) {
   at::Tensor x = at::randn({3, 4}), y = at::randn({3, 4});
-  expect_like_eager([](Tensor a, Tensor b) {
-    Tensor before = a * 1.0;
-    a.add_(1.0).mul_(b).add_(b, -0.5);
-    a.masked_fill_(a > 0.5, 0.0);
-    return before + a;  // the old value and the new one
-  }, {x, y});
+  expect_like_eager(
+      [](Tensor a, Tensor b) {
+        Tensor before = a * 1.0;
+        a.add_(1.0).mul_(b).add_(b, -0.5);
+        a.masked_fill_(a > 0.5, 0.0);
+        return before + a;  // the old value and the new one
+      },
+      {x, y});
   // The function returns the input it wrote.
   expect_like_eager([](Tensor a, Tensor b) { return a.mul_(2.0); }, {x, y});
   // Writes into both inputs; one input's new value is the other's old value.
-  expect_like_eager([](Tensor a, Tensor b) {
-    a.copy_(b);
-    b.add_(1.0);
-    return a - b;
-  }, {x, y});
-  expect_like_eager([](Tensor a, Tensor b) {
-    Tensor old_a = a * 1.0;
-    a.copy_(b);
-    b.copy_(old_a);  // swap
-    return a + 0.0;
-  }, {x, y});
+  expect_like_eager(
+      [](Tensor a, Tensor b) {
+        a.copy_(b);
+        b.add_(1.0);
+        return a - b;
+      },
+      {x, y});
+  expect_like_eager(
+      [](Tensor a, Tensor b) {
+        Tensor old_a = a * 1.0;
+        a.copy_(b);
+        b.copy_(old_a);  // swap
+        return a + 0.0;
+      },
+      {x, y});
 }
 
 TEST(InPlace, InputsAliasedAtRunTime) {
@@ -178,10 +296,12 @@ TEST(InPlace, ReadOnlyAliasedInputs) {
 }
 
 TEST(InPlace, FunctionalizedTraceIsPure) {
-  auto jfn = jit([](Tensor a, Tensor b) {
-    a.add_(b);
-    return a * 2.0;
-  }, {.arg_names = {"a", "b"}});
+  auto jfn = jit(
+      [](Tensor a, Tensor b) {
+        a.add_(b);
+        return a * 2.0;
+      },
+      {.arg_names = {"a", "b"}});
   at::Tensor a = at::ones({3}), b = at::ones({3});
   jfn(a, b);
   std::vector<Trace> traces = last_traces(jfn);

@@ -4,9 +4,10 @@
 // fuse and reorder it:
 // - each copy_ disappears; every later read of the destination reads the new value;
 // - a write into a view (view, reshape, flatten, squeeze, unsqueeze,
-//   transpose, permute, narrow, select) is scattered back into its base, and
-//   every other view of that base is re-derived from the base's new value
-//   before its next read (expand views are read-only, as in libtorch);
+//   transpose, permute, narrow, select, the pieces of split and chunk) is
+//   scattered back into its base, and every other view of that base is
+//   re-derived from the base's new value before its next read (expand views
+//   are read-only, as in libtorch);
 // - statements the pass emits keep the tags of the statement they replace
 //   (a backward statement's rewrite stays BACKWARD), and a statement that
 //   reads a backward value is itself backward;
