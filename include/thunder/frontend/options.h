@@ -12,11 +12,15 @@ struct JitOptions {
   // (cpu_fuser joins the default list when the fusion executor lands.)
   std::vector<std::string> executors = {"aten"};
   // Validated now; they take effect with the passes that read them
-  // (fusion executor, rematerialization and stateless RNG, functionalization,
-  // explicit saving), which are not built yet.
+  // (fusion executor, rematerialization and stateless RNG, explicit saving),
+  // which are not built yet.
   std::string fusion_type = "dataflow";  // "consecutive" or "dataflow"
   bool rematerialize = true;
   bool disable_replace_uniform = false;
+  // Keep in-place ops as traced (out-of-place op + prims.copy_ writing into
+  // the destination at run time) instead of functionalizing them, to debug
+  // the pass. Reordering passes are not safe on such a trace, and autodiff
+  // cannot differentiate through prims.copy_ (docs/inplace.md).
   bool skip_inplace_functionalization = false;
   bool strict_saved_for_backward = false;
   std::string cache = "shapes";  // "shapes" or "none" (retrace every call)
