@@ -274,9 +274,9 @@ CacheEntry* JitState::compile(TraceFn fn, void* ctx) {
   {
     std::vector<int> group_of(sources.size(), -1);
     auto arg = [&](size_t k) -> const at::Tensor* {
-      return sources[k].source == Program::Input::Source::ArgTensor
-                 ? &inputs[sources[k].index].tensor
-                 : nullptr;
+      if (sources[k].source != Program::Input::Source::ArgTensor) return nullptr;
+      const at::Tensor& t = inputs[sources[k].index].tensor;
+      return t.has_storage() ? &t : nullptr;
     };
     for (size_t k = 0; k < sources.size(); ++k) {
       for (size_t j = 0; j < k && arg(k); ++j) {

@@ -59,10 +59,11 @@ class GuardSignature {
   void add_aliasing(const std::vector<FlatArg>& args) {
     for (size_t i = 1; i < args.size(); ++i) {
       const at::Tensor& t = args[i].tensor;
-      if (args[i].kind != FlatArg::Kind::Tensor || !t.defined()) continue;
+      if (args[i].kind != FlatArg::Kind::Tensor || !t.defined() || !t.has_storage()) continue;
       for (size_t j = 0; j < i; ++j) {
         const at::Tensor& u = args[j].tensor;
-        if (args[j].kind == FlatArg::Kind::Tensor && u.defined() && t.is_alias_of(u)) {
+        if (args[j].kind == FlatArg::Kind::Tensor && u.defined() && u.has_storage() &&
+            t.is_alias_of(u)) {
           add(4000 + static_cast<int64_t>(i) * (int64_t{1} << 32) + static_cast<int64_t>(j));
           break;
         }
