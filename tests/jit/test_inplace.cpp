@@ -331,6 +331,25 @@ TEST(InPlace, SkipFunctionalizationKeepsInPlaceForm) {
     EXPECT_EQ(t.provenance.find("Functionalization"), std::string::npos);
 }
 
+TEST(InPlace, GradientsThroughInPlaceOnIntermediates) {
+  auto fn = [](Tensor x, Tensor w) {
+    Tensor h = x * w;
+    h.narrow(0, 0, 1).mul_(2.0);  // through a view of a value that requires grad
+    h.add_(w.sin());
+    h.masked_fill_(x > 1.0, 0.0);
+    return (h * h).sum();
+  };
+  at::Tensor x = at::randn({3, 4}), w = at::randn({3, 4}).requires_grad_();
+  at::Tensor w_eager = w.detach().clone().requires_grad_();
+  at::Tensor expected = fn(Tensor(x), Tensor(w_eager)).aten();
+  expected.backward();
+  auto jfn = jit(fn);
+  at::Tensor got = jfn(x, w).aten();
+  expect_same(got, expected, "result");
+  got.backward();
+  expect_same(w.grad(), w_eager.grad(), "w.grad");
+}
+
 // ---- optimizer-style updates ----
 
 TEST(InPlace, SgdStepUnderNoGrad) {
