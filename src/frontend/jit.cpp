@@ -18,6 +18,7 @@
 #include "thunder/transforms/del_last_used.h"
 #include "thunder/transforms/rematerialize.h"
 #include "thunder/transforms/replace_uniform.h"
+#include "thunder/transforms/functionalize.h"
 
 namespace thunder {
 
@@ -75,6 +76,8 @@ struct CacheEntry {
   size_t num_outputs = 0;
   std::vector<Program::Input> grad_input_sources;
   std::vector<TensorInfo> saved_info;
+  // Inputs the program writes: their new values are its last flat outputs.
+  std::vector<Program::Input> written_inputs;
 };
 
 }  // namespace
@@ -95,6 +98,7 @@ class JitState {
     for (const FlatArg& a : inputs) sig.add_arg(a);
     if (module)
       for (const nn::Module* m : modules) sig.add(m->is_training());
+    sig.add_aliasing(inputs);
     CacheEntry* e = retrace_every_call ? nullptr : lookup();
     if (e) {
       ++hits;
@@ -106,9 +110,35 @@ class JitState {
     PoolScope buffers(pool->get());
     if (!e->backward) {
       e->program.run(inputs.data(), e->captured, outs);
+      write_back(*e, outs);
       return;
     }
     run_with_backward(*e, outs);
+  }
+
+  const at::Tensor& input_tensor(const CacheEntry& e, const Program::Input& src) const {
+    return src.source == Program::Input::Source::Captured ? e.captured[src.index]
+                                                          : inputs[src.index].tensor;
+  }
+
+  // Copies the new values of written inputs (the last outputs) into the
+  // caller's tensors, once, after the program, and drops them from `outs`.
+  void write_back(const CacheEntry& e, std::vector<at::Tensor>& outs) {
+    const size_t n = e.written_inputs.size();
+    if (n == 0) return;
+    const size_t first = outs.size() - n;
+    // A new value may still share storage with a written input (x.copy_(y);
+    // y.add_(1) leaves x's new value in y's old storage): read it first.
+    for (size_t k = 0; k < n; ++k)
+      for (const Program::Input& dst : e.written_inputs)
+        if (outs[first + k].is_alias_of(input_tensor(e, dst))) {
+          outs[first + k] = outs[first + k].clone();
+          break;
+        }
+    at::NoGradGuard values_only;  // the caller's tensors get the values, not a graph
+    for (size_t k = 0; k < n; ++k)
+      const_cast<at::Tensor&>(input_tensor(e, e.written_inputs[k])).copy_(outs[first + k]);
+    outs.resize(first);
   }
 
   // The forward runs without recording; its outputs are then wired to the
@@ -124,10 +154,9 @@ class JitState {
     std::vector<at::Tensor> grad_inputs;
     grad_inputs.reserve(e.grad_input_sources.size());
     for (const Program::Input& src : e.grad_input_sources)
-      grad_inputs.push_back(src.source == Program::Input::Source::Captured
-                                ? e.captured[src.index]
-                                : inputs[src.index].tensor);
+      grad_inputs.push_back(input_tensor(e, src));
     connect_autograd(e.backward, outs, std::move(saved), grad_inputs);
+    write_back(e, outs);
   }
 
   CacheEntry* lookup() {
@@ -258,6 +287,34 @@ CacheEntry* JitState::compile(TraceFn fn, void* ctx) {
                   Value(t.is_contiguous() ? "contiguous" : "strided")};
     prologue.bsyms.push_back(std::move(check));
   }
+  // Tensor arguments that share storage in this call (the signature's aliasing words).
+  std::vector<std::vector<ProxyPtr>> alias_groups;
+  {
+    std::vector<int> group_of(sources.size(), -1);
+    auto arg = [&](size_t k) -> const at::Tensor* {
+      if (sources[k].source != Program::Input::Source::ArgTensor) return nullptr;
+      const at::Tensor& t = inputs[sources[k].index].tensor;
+      return t.has_storage() ? &t : nullptr;
+    };
+    for (size_t k = 0; k < sources.size(); ++k) {
+      for (size_t j = 0; j < k && arg(k); ++j) {
+        if (!arg(j) || !arg(k)->is_alias_of(*arg(j))) continue;
+        if (group_of[j] < 0) {
+          group_of[j] = static_cast<int>(alias_groups.size());
+          alias_groups.push_back({trace.inputs[j]});
+        }
+        group_of[k] = group_of[j];
+        alias_groups[group_of[k]].push_back(trace.inputs[k]);
+        break;
+      }
+    }
+    for (const auto& group : alias_groups) {
+      BoundSymbol check;
+      check.sym = &prologue_symbol("prologue.check_aliases");
+      for (const ProxyPtr& p : group) check.args.emplace_back(p);
+      prologue.bsyms.push_back(std::move(check));
+    }
+  }
   {
     BoundSymbol g;
     g.sym = &prologue_symbol("prologue.check_grad_mode");
@@ -287,6 +344,17 @@ CacheEntry* JitState::compile(TraceFn fn, void* ctx) {
 
   // 2. The pipeline (ARCHITECTURE.md); each step's trace is kept.
   Trace t = record(std::move(trace), "Tracing", t0);
+  std::vector<ProxyPtr> written, written_values;
+  if (has_inplace(t) && !options.skip_inplace_functionalization) {
+    t0 = Clock::now();
+    Functionalized f = functionalize(t, alias_groups);
+    for (const ProxyPtr& p : f.written_inputs)
+      entry->written_inputs.push_back(
+          sources[std::find(t.inputs.begin(), t.inputs.end(), p) - t.inputs.begin()]);
+    written = f.written_inputs;
+    written_values = f.new_values;
+    t = record(std::move(f.trace), "Functionalization", t0);
+  }
   t0 = Clock::now();
   t = record(dce(t), "Dead Code Elimination", t0);
   bool differentiate = at::GradMode::is_enabled() &&
@@ -302,11 +370,28 @@ CacheEntry* JitState::compile(TraceFn fn, void* ctx) {
     return record(replace_uniform(in), "Replace uniform (stateless uniform_philox)", t0);
   };
   if (differentiate) {
+    // Writes into inputs carry values, never autograd history.
+    for (size_t k = 0; k < written_values.size(); ++k)
+      THUNDER_CHECK(!written_values[k]->requires_grad,
+                    "thunder::jit: input {} is written in place with {}, which requires grad; "
+                    "under thunder::jit only values without autograd history can be written into "
+                    "inputs (do the update under thunder::NoGradGuard)",
+                    written[k]->name, written_values[k]->name);
     // 3. Autodiff: one joint trace, split into forward and backward (saving
     //    what the backward reads), then rematerialized (saving a minimum cut).
     t0 = Clock::now();
     JointTrace joint = autodiff(t);
     record(joint.trace, "Autodiff (joint forward and backward)", t0);
+    // In-place ops that autodiff brought in (a custom function's forward or
+    // backward) are functionalized on the joint trace, tags kept.
+    if (has_inplace(joint.trace) && !options.skip_inplace_functionalization) {
+      t0 = Clock::now();
+      Functionalized f = functionalize(joint.trace);
+      if (!f.written_inputs.empty())
+        fail("thunder::jit: a grad rule or custom backward writes in place into input {}, which "
+             "is not supported", f.written_inputs[0]->name);
+      joint.trace = record(std::move(f.trace), "Functionalization (joint forward and backward)", t0);
+    }
     if (stateless_rng) joint.trace = replace_uniform_stage(joint.trace);
     t0 = Clock::now();
     ForwardBackward fb = split_forward_backward(joint);

@@ -49,14 +49,5 @@ TEST(RuntimeErrors, ProxyUsedOutsideItsTrace) {
   expect_error_mentions([&] { leaked.aten(); }, "proxy");
 }
 
-TEST(RuntimeErrors, InPlaceUnderJitIsRefusedClearly) {
-  auto jfn = jit([](const Tensor& x) {
-    Tensor y = x * 1.0;
-    y.add_(1.0);
-    return y;
-  });
-  expect_error_mentions([&] { jfn(at::ones({2})); }, "add_");
-}
-
 }  // namespace
 }  // namespace thunder

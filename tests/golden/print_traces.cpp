@@ -80,5 +80,30 @@ int main(int argc, char** argv) {
     std::cout << thunder::last_backward_traces(jfn).back();
     return 0;
   }
+  if (std::strcmp(argv[1], "inplace") == 0) {
+    // An in-place op on an input, a write through a view, a read through another view.
+    auto fn = [](Tensor x, Tensor y) {
+      Tensor xt = x.transpose(0, 1);
+      x.mul_(2.0);
+      x.narrow(0, 0, 1).add_(y);
+      return xt * y.transpose(0, 1);
+    };
+    auto jfn = thunder::jit(fn, {.arg_names = {"x", "y"}});
+    jfn(at::randn({2, 3}), at::randn({1, 3}));
+    for (const auto& t : thunder::last_traces(jfn)) std::cout << t << "\n";
+    return 0;
+  }
+  if (std::strcmp(argv[1], "aliased") == 0) {
+    // The same buffer passed twice: the write stays in place behind a barrier.
+    auto fn = [](Tensor a, Tensor b) {
+      a.mul_(2.0);
+      return b + 1.0;
+    };
+    auto jfn = thunder::jit(fn, {.arg_names = {"a", "b"}});
+    at::Tensor x = at::randn({3});
+    jfn(x, x);
+    std::cout << thunder::last_traces(jfn).back() << "\n" << thunder::last_prologue_trace(jfn);
+    return 0;
+  }
   return 2;
 }

@@ -12,7 +12,7 @@ struct JitOptions {
   // (cpu_fuser joins the default list when the fusion executor lands.)
   std::vector<std::string> executors = {"aten"};
   // Validated now; they take effect with the passes that read them
-  // (fusion executor, functionalization), which are not built yet.
+  // (the fusion executor), which is not built yet.
   std::string fusion_type = "dataflow";  // "consecutive" or "dataflow"
   // Choose the saved-for-backward set by a minimum cut, recomputing cheap
   // values in the backward (docs/rematerialization.md); false saves exactly
@@ -22,6 +22,10 @@ struct JitOptions {
   // every draw into get_and_update_rng_state + the pure uniform_philox
   // (replace_uniform), which a backward can recompute instead of saving.
   bool disable_replace_uniform = false;
+  // Keep in-place ops as traced (out-of-place op + prims.copy_ writing into
+  // the destination at run time) instead of functionalizing them, to debug
+  // the pass. Reordering passes are not safe on such a trace, and autodiff
+  // cannot differentiate through prims.copy_ (docs/inplace.md).
   bool skip_inplace_functionalization = false;
   // Error when the backward reads a forward value that no grad rule saved
   // explicitly (thunder::save_for_backward; built-in rules count as explicit).

@@ -1,8 +1,9 @@
 // Compiled guards: the metadata a cache entry depends on, packed into a
 // vector of words (dtype, device, rank, requires_grad, stride class, sizes of
 // each tensor; kind and value of constants; kind of runtime numbers; grad
-// mode) and hashed. Building a signature reuses the vector's capacity: no
-// allocation, no strings, no exceptions on a cache hit.
+// mode; which tensor arguments share storage) and hashed. Building a
+// signature reuses the vector's capacity: no allocation, no strings, no
+// exceptions on a cache hit.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -48,6 +49,25 @@ class GuardSignature {
       default:
         add(3000 + static_cast<int64_t>(a.kind));
         return add(a.i);
+    }
+  }
+
+  // Tensor arguments that share storage with an earlier one (one word per
+  // such argument; none in the usual case), so a call that passes one buffer
+  // twice compiles its own entry. Pointer compares only, quadratic in the
+  // number of tensor arguments.
+  void add_aliasing(const std::vector<FlatArg>& args) {
+    for (size_t i = 1; i < args.size(); ++i) {
+      const at::Tensor& t = args[i].tensor;
+      if (args[i].kind != FlatArg::Kind::Tensor || !t.defined() || !t.has_storage()) continue;
+      for (size_t j = 0; j < i; ++j) {
+        const at::Tensor& u = args[j].tensor;
+        if (args[j].kind == FlatArg::Kind::Tensor && u.defined() && u.has_storage() &&
+            t.is_alias_of(u)) {
+          add(4000 + static_cast<int64_t>(i) * (int64_t{1} << 32) + static_cast<int64_t>(j));
+          break;
+        }
+      }
     }
   }
 
