@@ -141,11 +141,23 @@ TEST(InPlace, UniformDrawsLikeEager) {
   at::Tensor e = x.clone();
   at::manual_seed(7);
   at::Tensor expected = fn(Tensor(e), Tensor(x)).aten();
-  auto jfn = jit(fn);
+  // libtorch's generator (disable_replace_uniform): the very values eager draws.
+  auto jfn = jit(fn, {.disable_replace_uniform = true});
   at::Tensor j = x.clone();
   at::manual_seed(7);
   expect_same(jfn(j, x).aten(), expected, "result");
   expect_same(j, e, "input");
+  // Stateless Philox draws (the default): written back, in range, reproducible.
+  auto jphilox = jit(fn);
+  at::Tensor p1 = x.clone(), p2 = x.clone();
+  at::manual_seed(7);
+  at::Tensor r1 = jphilox(p1, x).aten();
+  at::manual_seed(7);
+  jphilox(p2, x);
+  EXPECT_TRUE(at::equal(p1, p2));
+  EXPECT_TRUE(at::equal(r1, p1 + x));
+  EXPECT_TRUE((p1 >= -2.0).all().item<bool>() && (p1 < 3.0).all().item<bool>());
+  EXPECT_FALSE(at::equal(p1, x));
 }
 
 TEST(InPlace, ThroughViews) {
