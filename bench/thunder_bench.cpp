@@ -107,10 +107,23 @@ void random_draws() {
   auto jrand = thunder::jit([] { return thunder::rand({1024, 1024}); });
   row("rand 1024x1024", time_us([] { at::Tensor r = at::rand({1024, 1024}); }, 50),
       time_us([&] { Tensor r = jrand(); }, 50));
+  // Dropout under each policy (docs/rematerialization.md).
   at::Tensor x = at::randn({1024, 1024}).requires_grad_();
-  auto jdrop = thunder::jit([](const Tensor& x) { return F::dropout(x, 0.9, true); });
-  fwd_bwd_row("dropout p=0.9 1024x1024", {x}, [&] { return at::dropout(x, 0.9, true).sum(); },
+  auto drop = [](const Tensor& x) { return F::dropout(x, 0.9, true); };
+  auto eager = [&] { return at::dropout(x, 0.9, true).sum(); };
+  auto jdrop = thunder::jit(drop);
+  fwd_bwd_row("dropout p=0.9 1024x1024 (replay mask)", {x}, eager,
               [&] { return jdrop(x).sum().aten(); }, 20);
+  auto jstateful = thunder::jit(drop, {.disable_replace_uniform = true});
+  fwd_bwd_row("dropout (disable_replace_uniform)", {x}, eager,
+              [&] { return jstateful(x).sum().aten(); }, 20);
+  auto& dropout = thunder::symbol_registry().mutable_get("ltorch.dropout");
+  uint32_t tags = dropout.tags;
+  thunder::add_tags("ltorch.dropout", {thunder::OpTag::DONT_RECOMPUTE_IN_BACKWARD});
+  auto jsaved = thunder::jit(drop);
+  fwd_bwd_row("dropout (DONT_RECOMPUTE_IN_BACKWARD)", {x}, eager,
+              [&] { return jsaved(x).sum().aten(); }, 20);
+  dropout.tags = tags;
 }
 
 }  // namespace
