@@ -8,6 +8,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -52,23 +53,31 @@ class GuardSignature {
     }
   }
 
-  // Tensor arguments that share storage with an earlier one (one word per
-  // such argument; none in the usual case), so a call that passes one buffer
-  // twice compiles its own entry. Pointer compares only, quadratic in the
-  // number of tensor arguments.
+  // Tensor arguments that share storage with an earlier one: one word per
+  // such argument (naming the earliest of its group; none in the usual case),
+  // so a call that passes one buffer twice compiles its own entry. Sorting
+  // storage pointers in reused buffers: O(N log N), no allocation per call.
   void add_aliasing(const std::vector<FlatArg>& args) {
-    for (size_t i = 1; i < args.size(); ++i) {
+    alias_scratch_.clear();
+    for (size_t i = 0; i < args.size(); ++i) {
       const at::Tensor& t = args[i].tensor;
       if (args[i].kind != FlatArg::Kind::Tensor || !t.defined() || !t.has_storage()) continue;
-      for (size_t j = 0; j < i; ++j) {
-        const at::Tensor& u = args[j].tensor;
-        if (args[j].kind == FlatArg::Kind::Tensor && u.defined() && u.has_storage() &&
-            t.is_alias_of(u)) {
-          add(4000 + static_cast<int64_t>(i) * (int64_t{1} << 32) + static_cast<int64_t>(j));
-          break;
-        }
-      }
+      alias_scratch_.emplace_back(t.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl(),
+                                  static_cast<int64_t>(i));
     }
+    if (alias_scratch_.size() < 2) return;
+    std::sort(alias_scratch_.begin(), alias_scratch_.end());
+    alias_pairs_.clear();  // (argument, earliest argument sharing its storage)
+    for (size_t k = 1, first = 0; k < alias_scratch_.size(); ++k) {
+      if (alias_scratch_[k].first != alias_scratch_[first].first) {
+        first = k;
+        continue;
+      }
+      alias_pairs_.emplace_back(alias_scratch_[k].second, alias_scratch_[first].second);
+    }
+    // In argument order, so the words do not depend on pointer values.
+    std::sort(alias_pairs_.begin(), alias_pairs_.end());
+    for (const auto& [i, j] : alias_pairs_) add(4000 + i * (int64_t{1} << 32) + j);
   }
 
   uint64_t hash() const { return hash_; }
@@ -80,6 +89,8 @@ class GuardSignature {
  private:
   std::vector<int64_t> words_;
   uint64_t hash_ = 0xcbf29ce484222325ull;
+  std::vector<std::pair<const void*, int64_t>> alias_scratch_;  // (storage, argument)
+  std::vector<std::pair<int64_t, int64_t>> alias_pairs_;
 };
 
 }  // namespace thunder
