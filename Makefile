@@ -27,9 +27,15 @@ demo: configure
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# Twice: with glibc's allocator, then with tcmalloc preloaded (a stronger
+# eager baseline for large allocations).
+TCMALLOC = /usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4
 bench: configure
 	cmake --build $(BUILD) -j $(JOBS) --target thunder_bench
+	@echo "### allocator: glibc malloc"
 	$(BUILD)/bench/thunder_bench
+	@echo "### allocator: tcmalloc (LD_PRELOAD=$(TCMALLOC))"
+	LD_PRELOAD=$(TCMALLOC) $(BUILD)/bench/thunder_bench
 
 clean:
 	rm -rf $(BUILD)
