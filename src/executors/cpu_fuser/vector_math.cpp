@@ -83,7 +83,11 @@ static inline float vm_log1pf(float x) {
   return x == kInf ? kInf : r;
 }
 
-static inline float vm_sigmoidf(float x) { return 1.0f / (1.0f + vm_expf(-x)); }
+// exp of -|x| never overflows, so large negative x keeps its subnormal result.
+static inline float vm_sigmoidf(float x) {
+  float e = vm_expf(-__builtin_fabsf(x));
+  return x >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e);
+}
 
 // tanh: odd polynomial near 0, 1 - 2 / (exp(2|x|) + 1) elsewhere.
 static inline float vm_tanhf(float x) {
