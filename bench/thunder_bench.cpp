@@ -32,6 +32,9 @@ void per_call_overhead() {
   double jitted = time_us([&] { Tensor r = jfn(x); }, 20000);
   row("3 ops: libtorch eager vs jit", eager, jitted);
   row("3 ops: thunder::Tensor eager vs jit", thunder_eager, jitted);
+  auto fused = thunder::jit(three_ops, {.executors = {"cpu_fuser", "aten"}});
+  row("3 ops: libtorch eager vs jit (cpu_fuser)", eager,
+      time_us([&] { Tensor r = fused(x); }, 20000));
 
   // Guard and dispatch cost alone: a function returning its first input runs no kernel.
   std::printf("\n%-44s %12s %16s\n", "identity function, N tensor inputs", "jit call",
