@@ -106,7 +106,7 @@ void fwd_bwd_row(const char* name, M& model, Eager&& eager, Jit&& jitted, int it
 }
 
 void models_fwd_bwd() {
-  std::printf("\n== Forward + backward (eager libtorch vs jit; no fusion yet) ==\n");
+  std::printf("\n== Forward + backward (eager libtorch vs jit) ==\n");
   thunder::bench::header();
   at::manual_seed(0);
   thunder::models::MLP mlp(1024, 4096);

@@ -7,14 +7,16 @@
 namespace thunder {
 
 struct JitOptions {
-  // Executors in priority order. "aten" claims every symbol with libtorch's
-  // kernels; "aten_prims" runs every composite as its decomposition into prims.
-  // (cpu_fuser joins the default list when the fusion executor lands.)
-  std::vector<std::string> executors = {"aten"};
-  // Validated now; they take effect with the passes that read them
-  // (fusion executor, rematerialization and stateless RNG, functionalization),
-  // which are not built yet.
+  // Executors in priority order. "cpu_fuser" fuses elementwise, view and
+  // reduction prims into generated kernels (docs/fusion.md); "aten" claims
+  // every symbol with libtorch's kernels; "aten_prims" runs every composite as
+  // its decomposition into prims.
+  std::vector<std::string> executors = {"cpu_fuser", "aten"};
+  // How cpu_fuser forms regions.
   std::string fusion_type = "dataflow";  // "consecutive" or "dataflow"
+  // Validated now; they take effect with the passes that read them
+  // (rematerialization and stateless RNG, functionalization), which are not
+  // built yet.
   bool rematerialize = true;
   bool disable_replace_uniform = false;
   bool skip_inplace_functionalization = false;

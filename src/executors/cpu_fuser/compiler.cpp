@@ -64,8 +64,17 @@ const Compiler& compiler() {
     struct stat st;
     if (ec || stat(real.c_str(), &st) != 0 || access(real.c_str(), X_OK) != 0) return out;
     out.path = name;
-    out.identity = fmt::format("{} {} {}", real.string(), static_cast<int64_t>(st.st_size),
-                               static_cast<int64_t>(st.st_mtime));
+    // -march=native means this CPU: its feature flags join the key, so a
+    // cache shared between machines never hands out code for another CPU.
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    std::string line, flags;
+    while (std::getline(cpuinfo, line))
+      if (line.rfind("flags", 0) == 0) {
+        flags = line;
+        break;
+      }
+    out.identity = fmt::format("{} {} {} {}", real.string(), static_cast<int64_t>(st.st_size),
+                               static_cast<int64_t>(st.st_mtime), flags);
     return out;
   }();
   return c;

@@ -1,8 +1,9 @@
 // Compiling generated kernels: the system compiler ($CXX, else c++ on PATH)
 // builds each source into a shared object that is dlopen'ed and cached on
 // disk under $THUNDER_CACHE_DIR (default ~/.cache/thunder-cpp), keyed by a
-// hash of the source, the flags and the compiler's identity (resolved path,
-// size and mtime: asking it for --version would mean running it). A warm
+// hash of the source, the flags, the compiler's identity (resolved path, size
+// and mtime: asking it for --version would mean running it) and the CPU's
+// feature flags (the kernels use -march=native). A warm
 // process finds every kernel on disk and never runs the compiler. Objects
 // are written under a temporary name and renamed into place, so concurrent
 // processes never see half-written files.
