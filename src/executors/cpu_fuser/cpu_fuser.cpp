@@ -9,6 +9,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 
 #include "codegen.h"
 #include "compiler.h"
@@ -154,6 +155,31 @@ void flatten_into(const BoundSymbol& b, int executor, std::vector<BoundSymbol>& 
   }
 }
 
+// A view read outside fusion (by ATen, or returned) would be materialised as
+// a region output (a transposed weight copied for a matmul); left out, it stays
+// a free ATen view. Views feeding only fused statements remain index
+// arithmetic inside regions.
+void keep_escaping_views_out(const Trace& t, std::vector<bool>& fusible) {
+  std::unordered_map<const Proxy*, size_t> producer;
+  for (size_t i = 0; i < t.bsyms.size(); ++i)
+    for (const ProxyPtr& p : t.bsyms[i].flat_outputs()) producer[p.get()] = i;
+  std::vector<ProxyPtr> returned;
+  t.output.collect_proxies(returned);
+  auto unfuse_view = [&](const ProxyPtr& p) {
+    auto it = producer.find(p.get());
+    if (it == producer.end() || !fusible[it->second]) return false;
+    const BoundSymbol& b = t.bsyms[it->second];
+    if (!b.sym->is_prim || *fusible_kind(*b.sym) != OpKind::View) return false;
+    fusible[it->second] = false;
+    return true;
+  };
+  for (const ProxyPtr& p : returned) unfuse_view(p);
+  // Backwards, so a view of a view that escapes escapes too.
+  for (size_t i = t.bsyms.size(); i-- > 0;)
+    if (!fusible[i])
+      for (const ProxyPtr& p : t.bsyms[i].flat_args()) unfuse_view(p);
+}
+
 }  // namespace
 
 Executor& cpu_fuser_executor() {
@@ -180,6 +206,7 @@ Trace fusion_pass(const Trace& trace, const std::vector<Executor*>& executors,
   }
   std::vector<bool> fusible(flat.bsyms.size());
   for (size_t i = 0; i < flat.bsyms.size(); ++i) fusible[i] = flat.bsyms[i].executor == me;
+  cpu_fuser::keep_escaping_views_out(flat, fusible);
 
   const bool codegen = cpu_fuser::codegen_enabled();
   std::vector<cpu_fuser::FusionSymbol*> made;
