@@ -78,6 +78,17 @@ TEST(CpuFuser, UnfusibleOpsSplitRegions) {
   }
 }
 
+TEST(CpuFuser, ViewsReadByATenStayViews) {
+  // w.t() feeds the matmul: fusing it would copy the transposed weight.
+  auto fn = [](const Tensor& x, const Tensor& w) { return matmul(x * 2.0, w.transpose(0, 1)) + 1.0; };
+  at::Tensor x = at::randn({4, 8}), w = at::randn({5, 8});
+  auto jfn = jit(fn, fused("dataflow"));
+  expect_close(jfn(x, w).aten(), at::matmul(x * 2.0, w.t()) + 1.0);
+  for (const BoundSymbol& b : last_traces(jfn).back().bsyms)
+    for (const BoundSymbol& s : b.subsymbols)
+      EXPECT_NE(s.sym->id, "prims.transpose") << last_traces(jfn).back();
+}
+
 TEST(CpuFuser, ReductionsOverInnermostAndAllDims) {
   static const std::vector<int64_t> last{-1};
   auto fn = [](const Tensor& x) {
