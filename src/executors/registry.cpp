@@ -7,9 +7,14 @@ namespace aten {
 Executor& aten_executor();
 Executor& aten_prims_executor();
 }  // namespace aten
+namespace cpu_fuser {
+Executor& cpu_fuser_executor();
+}
 
 namespace {
-std::vector<Executor*> all_executors() { return {&aten::aten_executor(), &aten::aten_prims_executor()}; }
+std::vector<Executor*> all_executors() {
+  return {&cpu_fuser::cpu_fuser_executor(), &aten::aten_executor(), &aten::aten_prims_executor()};
+}
 }  // namespace
 
 Executor& executor_by_name(std::string_view name) {

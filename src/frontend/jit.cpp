@@ -9,6 +9,7 @@
 
 #include "dispatch.h"
 #include "thunder/executors/claim.h"
+#include "thunder/executors/cpu_fuser.h"
 #include "thunder/runtime/autograd_bridge.h"
 #include "thunder/runtime/buffer_pool.h"
 #include "thunder/runtime/guard.h"
@@ -343,6 +344,14 @@ CacheEntry* JitState::compile(TraceFn fn, void* ctx) {
   };
 
   // 2. The pipeline (ARCHITECTURE.md); each step's trace is kept.
+  const bool fuses = std::any_of(executors.begin(), executors.end(),
+                                 [](const Executor* e) { return e->name() == "cpu_fuser"; });
+  int64_t regions = 0;
+  auto count_regions = [](const Trace& tr) {
+    return std::count_if(tr.bsyms.begin(), tr.bsyms.end(), [](const BoundSymbol& b) {
+      return b.sym->index < 0 && b.sym->id.rfind("cppFusion", 0) == 0;
+    });
+  };
   Trace t = record(std::move(trace), "Tracing", t0);
   std::vector<ProxyPtr> written, written_values;
   if (has_inplace(t) && !options.skip_inplace_functionalization) {
@@ -428,6 +437,14 @@ CacheEntry* JitState::compile(TraceFn fn, void* ctx) {
     b.provenance = fmt::format("Constructed by Transform for execution (took {} ms)",
                                static_cast<int64_t>(ms_since(t0)));
     entry->backward_traces.push_back(b);
+    if (fuses) {
+      t0 = Clock::now();
+      b = fusion_pass(b, executors, options.fusion_type);
+      b.provenance = fmt::format("Constructed by Fusion ({}) (took {} ms)", options.fusion_type,
+                                 static_cast<int64_t>(ms_since(t0)));
+      entry->backward_traces.push_back(b);
+      regions += count_regions(b);
+    }
     b = del_last_used(b);
     b.provenance = "Constructed by Delete Last Used";
     b.notes.push_back(fmt::format("saved for backward: {} bytes in {} values",
@@ -443,6 +460,13 @@ CacheEntry* JitState::compile(TraceFn fn, void* ctx) {
   }
   t0 = Clock::now();
   t = record(claim_executors(t, executors), "Transform for execution", t0);
+  if (fuses) {
+    // 5. Fusion: regions of cpu_fuser's statements become generated kernels.
+    t0 = Clock::now();
+    t = record(fusion_pass(t, executors, options.fusion_type), "Fusion", t0);
+    regions += count_regions(t);
+  }
+  stats.fusion_regions = regions;
   t0 = Clock::now();
   t = record(del_last_used(t), "Delete Last Used", t0);
 

@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
   at::manual_seed(0);
   if (std::strcmp(argv[1], "module") == 0) {
     Block block;
-    auto jblock = thunder::jit(block, {.arg_names = {"x"}});
+    auto jblock = thunder::jit(block, {.executors = {"aten"}, .arg_names = {"x"}});
     jblock(at::randn({4, 8}));
     for (const auto& t : thunder::last_traces(jblock)) std::cout << t << "\n";
     std::cout << thunder::last_prologue_trace(jblock);

@@ -1,8 +1,11 @@
 // The OpInfo harness: each sample is one op applied to concrete inputs,
 // written twice (with thunder ops and with plain libtorch). check_sample runs
-// it four ways and compares against libtorch:
+// it five ways and compares against libtorch:
 //   eager thunder::Tensor, thunder::jit (executor "aten": composites whole),
-//   thunder::jit with "aten_prims" (every composite as its decomposition).
+//   thunder::jit with "aten_prims" (every composite as its decomposition),
+//   thunder::jit with "cpu_fuser" then "aten", under both fusion strategies
+//   (fusible prims run in generated kernels; the ATen fallback when the suite
+//   runs with THUNDER_DISABLE_CODEGEN=1).
 // Floats compare with allclose (tolerances per sample), integers and bools
 // exactly; dtypes and shapes must match exactly.
 #pragma once
@@ -36,7 +39,7 @@ struct OpSample {
 void expect_same(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& want,
                  double rtol, double atol, const std::string& how);
 
-// Runs a sample four ways (see above).
+// Runs a sample five ways (see above).
 void check_sample(const OpSample& s);
 
 // Expects fn(inputs) to throw thunder::Error mentioning `needle` (e.g. the op id),

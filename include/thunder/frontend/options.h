@@ -7,12 +7,12 @@
 namespace thunder {
 
 struct JitOptions {
-  // Executors in priority order. "aten" claims every symbol with libtorch's
-  // kernels; "aten_prims" runs every composite as its decomposition into prims.
-  // (cpu_fuser joins the default list when the fusion executor lands.)
-  std::vector<std::string> executors = {"aten"};
-  // Validated now; they take effect with the passes that read them
-  // (the fusion executor), which is not built yet.
+  // Executors in priority order. "cpu_fuser" fuses elementwise, view and
+  // reduction prims into generated kernels (docs/fusion.md); "aten" claims
+  // every symbol with libtorch's kernels; "aten_prims" runs every composite as
+  // its decomposition into prims.
+  std::vector<std::string> executors = {"cpu_fuser", "aten"};
+  // How cpu_fuser forms regions.
   std::string fusion_type = "dataflow";  // "consecutive" or "dataflow"
   // Choose the saved-for-backward set by a minimum cut, recomputing cheap
   // values in the backward (docs/rematerialization.md); false saves exactly

@@ -1,0 +1,543 @@
+#include "codegen.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "fusible.h"
+#include "thunder/core/error.h"
+#include "vector_math.h"
+
+namespace thunder::cpu_fuser {
+
+namespace {
+
+using Idx = std::vector<std::string>;
+
+// Elements of work below which a loop nest runs on the calling thread, and the
+// work per OpenMP chunk above it.
+constexpr int64_t kParallelWork = 32768;
+constexpr int64_t kChunkWork = 16384;
+
+std::string storage_type(DType d) {
+  switch (d) {
+    case DType::b8: return "bool";
+    case DType::u8: return "uint8_t";
+    case DType::i8: return "int8_t";
+    case DType::i16: return "int16_t";
+    case DType::i32: return "int32_t";
+    case DType::i64: return "int64_t";
+    case DType::f16: return "_Float16";
+    case DType::bf16: return "uint16_t";
+    case DType::f32: return "float";
+    case DType::f64: return "double";
+  }
+  return "";
+}
+
+bool is_reduced_float(DType d) { return d == DType::f16 || d == DType::bf16; }
+
+std::string compute_type(DType d) {
+  return is_reduced_float(d) ? "float" : storage_type(d);
+}
+
+// Rounds a float expression to the precision of `d` (identity for others).
+std::string round_to(DType d, const std::string& e) {
+  if (d == DType::f16) return "rh(" + e + ")";
+  if (d == DType::bf16) return "rbf(" + e + ")";
+  return e;
+}
+
+std::string double_literal(double x) {
+  if (std::isnan(x)) return "__builtin_nan(\"\")";
+  if (std::isinf(x)) return x > 0 ? "__builtin_inf()" : "(-__builtin_inf())";
+  return fmt::format("{:.17g}", x);
+}
+
+// A literal number as a value of dtype `d` (rounded to its precision).
+std::string literal(const Value& v, DType d) {
+  if (is_bool(d)) return v.to_double() != 0 ? "true" : "false";
+  if (is_float(d)) {
+    std::string e = fmt::format("(({}){})", compute_type(d), double_literal(v.to_double()));
+    return round_to(d, e);
+  }
+  int64_t i = v.kind() == Value::Kind::Int ? v.as_int() : static_cast<int64_t>(v.to_double());
+  std::string lit = i == INT64_MIN ? "(-9223372036854775807LL - 1)" : fmt::format("{}LL", i);
+  return fmt::format("(({}){})", storage_type(d), lit);
+}
+
+Shape contiguous_strides(const Shape& s) {
+  Shape st(s.size());
+  int64_t acc = 1;
+  for (size_t i = s.size(); i-- > 0;) {
+    st[i] = acc;
+    acc *= s[i];
+  }
+  return st;
+}
+
+// Sum of idx[i] * stride[i], skipping size-1 dims (their index is always 0).
+std::string linear(const Shape& shape, const Idx& idx) {
+  Shape st = contiguous_strides(shape);
+  std::string e;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 1) continue;
+    std::string term = st[i] == 1 ? idx[i] : fmt::format("{} * {}", idx[i], st[i]);
+    e += (e.empty() ? "" : " + ") + term;
+  }
+  return e.empty() ? "0" : e;
+}
+
+class Generator {
+ public:
+  explicit Generator(const BoundSymbol& region) : region_(region) {
+    for (const BoundSymbol& b : region.subsymbols)
+      for (const ProxyPtr& p : b.flat_outputs()) producer_[p.get()] = &b;
+    // Flat: only elementwise prims over one shape (horizontal merging can
+    // put independent shapes into one region).
+    flat_ = true;
+    const Shape* shape = nullptr;
+    for (const BoundSymbol& b : region.subsymbols) {
+      flat_ = flat_ && *fusible_kind(*b.sym) == OpKind::Elementwise;
+      for (const ProxyPtr& p : b.flat_outputs()) {
+        if (!shape) shape = &p->shape;
+        flat_ = flat_ && p->shape == *shape;
+      }
+    }
+  }
+
+  KernelSource run() {
+    KernelSource ks;
+    ks.flat = flat_;
+    int slot = 0;
+    for (const Value& v : region_.args) {
+      const Proxy& p = *v.proxy();
+      if (p.is_number()) {
+        std::string name = fmt::format("s{}", slot);
+        decls_ += fmt::format("  const {0} {1} = *(const {0}*)p[{2}];\n",
+                              is_float(p.dtype) ? "double" : "int64_t", name, slot);
+        numbers_[&p] = name;
+      } else {
+        add_buffer(p, fmt::format("in{}", slot), slot, /*writable=*/false);
+      }
+      ++slot;
+    }
+    std::vector<const Proxy*> outs;
+    for (const Value& v : region_.output.as_list()) outs.push_back(v.proxy().get());
+    for (const Proxy* p : outs) {
+      add_buffer(*p, fmt::format("out{}", slot), slot, true);
+      ks.outputs.push_back({p->shape, p->dtype});
+      ++slot;
+    }
+    // Reduction results are materialised (outputs, else scratch), in order.
+    for (const BoundSymbol& b : region_.subsymbols) {
+      if (*fusible_kind(*b.sym) != OpKind::Reduction) continue;
+      const Proxy& r = *b.output.proxy();
+      if (!buffers_.count(&r)) {
+        add_buffer(r, fmt::format("tmp{}", slot), slot, true);
+        ks.scratch.push_back({r.shape, r.dtype});
+        ++slot;
+      }
+      reduction_nest(b);
+      materialised_.insert(&r);
+    }
+    // The other outputs, one loop nest per shape.
+    std::vector<bool> done(outs.size(), false);
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (done[i] || materialised_.count(outs[i])) continue;
+      std::vector<const Proxy*> group;
+      for (size_t j = i; j < outs.size(); ++j)
+        if (!done[j] && !materialised_.count(outs[j]) && outs[j]->shape == outs[i]->shape) {
+          group.push_back(outs[j]);
+          done[j] = true;
+        }
+      elementwise_nest(group);
+    }
+    ks.code = fmt::format("{}\n{}extern \"C\" void thunder_kernel(void* const* p, int64_t n) {{\n{}}}\n",
+                          kernel_preamble(), nests_, kernel_body_);
+    return ks;
+  }
+
+ private:
+  struct Buffer {
+    std::string name;
+    const Proxy* proxy;
+  };
+
+  void add_buffer(const Proxy& p, std::string name, int slot, bool writable) {
+    decls_ += fmt::format("  {}{}* __restrict {} = ({}{}*)p[{}];\n", writable ? "" : "const ",
+                          storage_type(p.dtype), name, writable ? "" : "const ",
+                          storage_type(p.dtype), slot);
+    buffers_[&p] = {std::move(name), &p};
+  }
+
+  void line(const std::string& s) { body_ += indent_ + s + "\n"; }
+
+  std::string offset(const Proxy& p, const Idx& idx) const {
+    return flat_ ? idx[0] : linear(p.shape, idx);
+  }
+
+  std::string load(const Buffer& b, const Idx& idx) const {
+    std::string e = fmt::format("{}[{}]", b.name, offset(*b.proxy, idx));
+    if (b.proxy->dtype == DType::f16) return "(float)" + e;
+    if (b.proxy->dtype == DType::bf16) return "bf2f(" + e + ")";
+    return e;
+  }
+
+  std::string store(const Proxy& p, const Idx& idx, const std::string& v) const {
+    const Buffer& b = buffers_.at(&p);
+    std::string val = p.dtype == DType::f16    ? "(_Float16)" + v
+                      : p.dtype == DType::bf16 ? "f2bf(" + v + ")"
+                                               : v;
+    return fmt::format("{}[{}] = {};", b.name, offset(p, idx), val);
+  }
+
+  // The value of proxy p at index idx (one index expression per dim), as an
+  // expression of p's compute type; statements it needs go to the body.
+  std::string value_at(const Proxy& p, const Idx& idx) {
+    if (p.is_number()) return numbers_.at(&p);
+    std::string key = p.name;
+    for (const auto& i : idx) key += "," + i;
+    auto it = memo_.find(key);
+    if (it != memo_.end()) return it->second;
+    std::string expr;
+    auto buf = buffers_.find(&p);
+    if (buf != buffers_.end() && (materialised_.count(&p) || producer_.count(&p) == 0)) {
+      expr = load(buf->second, idx);
+    } else {
+      const BoundSymbol& b = *producer_.at(&p);
+      if (*fusible_kind(*b.sym) == OpKind::View) return memo_[key] = view(b, idx);
+      expr = elementwise(b, idx);
+    }
+    std::string var = fmt::format("v{}", vars_++);
+    line(fmt::format("const {} {} = {};", compute_type(p.dtype), var, expr));
+    return memo_[key] = var;
+  }
+
+  std::string view(const BoundSymbol& b, const Idx& idx) {
+    const Proxy& a = *b.args[0].proxy();
+    const Proxy& out = *b.output.proxy();
+    const std::string& id = b.sym->id;
+    Idx in(a.ndim(), "0");
+    if (id == "prims.broadcast_in_dim") {
+      const auto& dims = b.args[2].as_int_list();
+      for (size_t i = 0; i < dims.size(); ++i)
+        if (a.shape[i] != 1) in[i] = idx[dims[i]];
+    } else if (id == "prims.transpose") {
+      const auto& perm = b.args[1].as_int_list();
+      for (size_t i = 0; i < perm.size(); ++i) in[perm[i]] = idx[i];
+    } else if (id == "prims.squeeze") {
+      const auto& dims = b.args[1].as_int_list();
+      size_t k = 0;
+      for (int64_t i = 0; i < a.ndim(); ++i)
+        if (std::find(dims.begin(), dims.end(), i) == dims.end()) in[i] = idx[k++];
+    } else {  // prims.reshape
+      in = reshape_index(a.shape, out.shape, idx);
+    }
+    return value_at(a, in);
+  }
+
+  // Index into `from` of the element at `idx` of its reshape to `to`.
+  Idx reshape_index(const Shape& from, const Shape& to, const Idx& idx) {
+    Idx in(from.size(), "0");
+    std::vector<size_t> fi, ti;  // dims of size != 1
+    for (size_t i = 0; i < from.size(); ++i)
+      if (from[i] != 1) fi.push_back(i);
+    for (size_t i = 0; i < to.size(); ++i)
+      if (to[i] != 1) ti.push_back(i);
+    bool same = fi.size() == ti.size();
+    for (size_t k = 0; same && k < fi.size(); ++k) same = from[fi[k]] == to[ti[k]];
+    if (same) {  // only size-1 dims come or go
+      for (size_t k = 0; k < fi.size(); ++k) in[fi[k]] = idx[ti[k]];
+      return in;
+    }
+    std::string lin = fmt::format("l{}", vars_++);
+    line(fmt::format("const int64_t {} = {};", lin, linear(to, idx)));
+    Shape st = contiguous_strides(from);
+    for (size_t k : fi) {
+      std::string e = st[k] == 1 ? lin : fmt::format("{} / {}", lin, st[k]);
+      in[k] = k == fi.front() ? "(" + e + ")" : fmt::format("({} % {})", e, from[k]);
+    }
+    return in;
+  }
+
+  std::string elementwise(const BoundSymbol& b, const Idx& idx) {
+    const std::string op(b.sym->name());
+    const DType od = b.output.proxy()->dtype;
+    // Literals take the dtype of the tensor operands (for where: the values').
+    DType operand = od;
+    for (size_t i = op == "where" ? 1 : 0; i < b.args.size(); ++i)
+      if (b.args[i].is_tensor()) {
+        operand = b.args[i].proxy()->dtype;
+        break;
+      }
+    std::vector<std::string> x;
+    for (size_t i = 0; i < b.args.size(); ++i) {
+      const Value& v = b.args[i];
+      if (op == "convert_element_type" && i == 1) break;
+      DType d = op == "where" && i == 0 ? DType::b8 : operand;
+      if (v.is_tensor()) {
+        x.push_back(value_at(*v.proxy(), idx));
+      } else if (v.is_number_proxy()) {
+        x.push_back(round_to(d, fmt::format("(({}){})", compute_type(d), value_at(*v.proxy(), idx))));
+      } else {
+        x.push_back(literal(v, d));
+      }
+    }
+    return round_to(od, expression(op, operand, od, x));
+  }
+
+  static std::string expression(const std::string& op, DType d, DType od,
+                                const std::vector<std::string>& x) {
+    const bool fl = is_float(d), f64 = d == DType::f64, bl = is_bool(d);
+    const std::string T = compute_type(d);
+    auto call = [&](const char* f) {  // float math: vectorisable f32 versions, libm for f64
+      return f64 ? fmt::format("__builtin_{}({})", f, x[0]) : fmt::format("vm_{}f({})", f, x[0]);
+    };
+    auto bin = [&](const char* o) { return fmt::format("({} {} {})", x[0], o, x[1]); };
+    if (op == "neg") return fmt::format("(({})(-{}))", T, x[0]);
+    if (op == "abs") return fl ? (f64 ? "__builtin_fabs(" : "__builtin_fabsf(") + x[0] + ")"
+                      : bl ? x[0] : fmt::format("(({0})({1} < 0 ? -{1} : {1}))", T, x[0]);
+    if (op == "exp" || op == "log" || op == "log1p" || op == "sin" || op == "cos" ||
+        op == "tanh" || op == "erf")
+      return call(op.c_str());
+    if (op == "sqrt") return f64 ? "__builtin_sqrt(" + x[0] + ")" : "__builtin_sqrtf(" + x[0] + ")";
+    if (op == "rsqrt")
+      return fmt::format("(({0})1 / {1})", T, f64 ? "__builtin_sqrt(" + x[0] + ")"
+                                                  : "__builtin_sqrtf(" + x[0] + ")");
+    if (op == "reciprocal") return fmt::format("(({})1 / {})", T, x[0]);
+    if (op == "sigmoid") return f64 ? fmt::format("(1.0 / (1.0 + __builtin_exp(-{})))", x[0])
+                                    : fmt::format("vm_sigmoidf({})", x[0]);
+    if (op == "bitwise_not") return bl ? "(!" + x[0] + ")" : fmt::format("(({})~{})", T, x[0]);
+    if (op == "logical_not") return "(" + x[0] + " == 0)";
+    if (op == "add") return bl ? bin("||") : fmt::format("(({}){})", T, bin("+"));
+    if (op == "sub") return fmt::format("(({}){})", T, bin("-"));
+    if (op == "mul") return bl ? bin("&&") : fmt::format("(({}){})", T, bin("*"));
+    if (op == "div") return fl ? bin("/") : fmt::format("idiv<{}>({}, {})", T, x[0], x[1]);
+    if (op == "pow")
+      return fl ? fmt::format("{}({}, {})", f64 ? "__builtin_pow" : "__builtin_powf", x[0], x[1])
+                : fmt::format("ipow<{}>({}, {})", T, x[0], x[1]);
+    if (op == "maximum") return fl ? fmt::format("fmax_nan({}, {})", x[0], x[1])
+                                   : fmt::format("({0} > {1} ? {0} : {1})", x[0], x[1]);
+    if (op == "minimum") return fl ? fmt::format("fmin_nan({}, {})", x[0], x[1])
+                                   : fmt::format("({0} < {1} ? {0} : {1})", x[0], x[1]);
+    if (op == "bitwise_and") return fmt::format("(({}){})", T, bin("&"));
+    if (op == "bitwise_or") return fmt::format("(({}){})", T, bin("|"));
+    if (op == "bitwise_xor") return fmt::format("(({}){})", T, bin("^"));
+    if (op == "eq") return bin("==");
+    if (op == "ne") return bin("!=");
+    if (op == "lt") return bin("<");
+    if (op == "le") return bin("<=");
+    if (op == "gt") return bin(">");
+    if (op == "ge") return bin(">=");
+    if (op == "logical_and") return fmt::format("({} != 0 && {} != 0)", x[0], x[1]);
+    if (op == "logical_or") return fmt::format("({} != 0 || {} != 0)", x[0], x[1]);
+    if (op == "where") return fmt::format("({} ? {} : {})", x[0], x[1], x[2]);
+    if (op == "convert_element_type") {
+      if (is_bool(od)) return "(" + x[0] + " != 0)";
+      return fmt::format("(({}){})", compute_type(od), x[0]);
+    }
+    fail("cpu_fuser: no code generator for prims.{}", op);
+  }
+
+  // Starts a loop nest function over [lo, hi) of its parallel index.
+  void begin_nest() {
+    body_.clear();
+    memo_.clear();
+    indent_ = "  ";
+  }
+
+  // Ends it: a static function, called once or from an OpenMP loop of chunks.
+  void end_nest(int64_t range, int64_t work, const std::string& range_expr) {
+    int k = nest_count_++;
+    nests_ += fmt::format("static void nest{}(void* const* p, int64_t lo, int64_t hi) {{\n{}{}}}\n\n",
+                          k, decls_, body_);
+    if (!flat_) {
+      if (work < kParallelWork || range <= 1) {
+        kernel_body_ += fmt::format("  nest{}(p, 0, {});\n", k, range);
+        return;
+      }
+      int64_t per = std::max<int64_t>(1, work / std::max<int64_t>(range, 1));
+      int64_t chunk = std::max<int64_t>(1, kChunkWork / per);
+      kernel_body_ += parallel_call(k, std::to_string(range), chunk);
+      return;
+    }
+    kernel_body_ += fmt::format("  if ({0} < {1}) {{ nest{2}(p, 0, {0}); return; }}\n",
+                                range_expr, kParallelWork, k);
+    kernel_body_ += parallel_call(k, range_expr, kChunkWork);
+  }
+
+  static std::string parallel_call(int k, const std::string& range, int64_t chunk) {
+    return fmt::format(
+        "  {{\n    const int64_t range = {0}, chunks = (range + {1} - 1) / {1};\n"
+        "#pragma omp parallel for schedule(static)\n"
+        "    for (int64_t c = 0; c < chunks; ++c)\n"
+        "      nest{2}(p, c * {1}, c * {1} + {1} < range ? c * {1} + {1} : range);\n  }}\n",
+        range, chunk, k);
+  }
+
+  // Index expressions of the leading `dims` of `shape` from a flat index o.
+  Idx unflatten(const std::string& o, const Shape& shape, size_t dims) {
+    Shape st = contiguous_strides(Shape(shape.begin(), shape.begin() + dims));
+    Idx idx;
+    for (size_t i = 0; i < dims; ++i) {
+      std::string e = st[i] == 1 ? o : fmt::format("{} / {}", o, st[i]);
+      idx.push_back(i == 0 ? "(" + e + ")" : fmt::format("({} % {})", e, shape[i]));
+    }
+    return idx;
+  }
+
+  void elementwise_nest(const std::vector<const Proxy*>& outs) {
+    const Shape& shape = outs[0]->shape;
+    begin_nest();
+    Idx idx;
+    int64_t range;
+    if (flat_ || shape.size() <= 1) {
+      range = numel(shape);
+      body_ += "  for (int64_t i = lo; i < hi; ++i) {\n";
+      idx = shape.empty() && !flat_ ? Idx{} : Idx{"i"};
+    } else {
+      range = numel(Shape(shape.begin(), shape.end() - 1));
+      body_ += "  for (int64_t o = lo; o < hi; ++o) {\n";
+      indent_ = "    ";
+      idx = unflatten("o", shape, shape.size() - 1);
+      for (size_t i = 0; i < idx.size(); ++i) line(fmt::format("const int64_t i{} = {};", i, idx[i]));
+      for (size_t i = 0; i < idx.size(); ++i) idx[i] = fmt::format("i{}", i);
+      line(fmt::format("for (int64_t j = 0; j < {}; ++j) {{", shape.back()));
+      idx.push_back("j");
+    }
+    indent_ += "  ";
+    for (const Proxy* p : outs) {
+      std::string v = value_at(*p, idx);
+      line(store(*p, idx, v));
+    }
+    if (!flat_ && shape.size() > 1) body_ += "    }\n";
+    body_ += "  }\n";
+    end_nest(range, numel(shape), "n");
+  }
+
+  void reduction_nest(const BoundSymbol& b) {
+    const std::string op(b.sym->name());
+    const Proxy& a = *b.args[0].proxy();
+    const Proxy& r = *b.output.proxy();
+    const size_t n = a.shape.size();
+    size_t m;  // reduced (innermost) dims
+    if (op == "argmax")
+      m = b.args[1].is_none() ? n : (n == 0 ? 0 : 1);
+    else
+      m = b.args[1].as_int_list().size();
+    const size_t k = n - m;
+    const Shape outer(a.shape.begin(), a.shape.begin() + k);
+    const int64_t range = numel(outer);
+    const DType d = a.dtype;
+    const bool fl = is_float(d);
+    // Float sums accumulate in double: closer to libtorch's cascade summation.
+    const std::string acc_t = (op == "sum" || op == "var")
+                                  ? (fl ? "double" : "int64_t")
+                                  : compute_type(d);
+    begin_nest();
+    body_ += "  for (int64_t o = lo; o < hi; ++o) {\n";
+    indent_ = "    ";
+    Idx idx = unflatten("o", a.shape, k);
+    for (size_t i = 0; i < idx.size(); ++i) line(fmt::format("const int64_t i{} = {};", i, idx[i]));
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = fmt::format("i{}", i);
+    const std::string init = fl ? (op == "amin" ? "__builtin_inf()" : "(-__builtin_inf())")
+                                : (op == "amin" ? max_of(d) : min_of(d));
+    // One pass over the reduced dims: `step(x)` updates the accumulator.
+    auto pass = [&](const std::string& acc, bool simd, auto step) {
+      Idx full = idx;
+      for (size_t j = 0; j < m; ++j) {
+        if (j + 1 == m && simd) line(fmt::format("#pragma omp simd reduction(+:{})", acc));
+        line(fmt::format("for (int64_t r{0} = 0; r{0} < {1}; ++r{0}) {{", j, a.shape[k + j]));
+        indent_ += "  ";
+        full.push_back(fmt::format("r{}", j));
+      }
+      auto saved = memo_;
+      step(value_at(a, full));
+      memo_ = std::move(saved);
+      for (size_t j = 0; j < m; ++j) {
+        indent_.resize(indent_.size() - 2);
+        line("}");
+      }
+    };
+    const Idx out_idx = idx;
+    std::string result;
+    if (op == "sum") {
+      line(fmt::format("{} acc = 0;", acc_t));
+      pass("acc", true, [&](const std::string& x) { line(fmt::format("acc += {};", x)); });
+      result = "acc";
+    } else if (op == "amax" || op == "amin") {
+      line(fmt::format("{} acc = {};", acc_t, init));
+      const char* cmp = op == "amax" ? ">" : "<";
+      pass("acc", false, [&](const std::string& x) {
+        line(fl ? fmt::format("acc = ({0} != {0} || {0} {1} acc) ? {0} : acc;", x, cmp)
+                : fmt::format("acc = {0} {1} acc ? {0} : acc;", x, cmp));
+      });
+      result = "acc";
+    } else if (op == "argmax") {
+      line(fmt::format("{} best = {};", acc_t, init));
+      line("int64_t best_i = 0, pos = 0;");
+      pass("", false, [&](const std::string& x) {
+        line(fl ? fmt::format("if ({0} > best || ({0} != {0} && best == best)) {{ best = {0}; "
+                              "best_i = pos; }}", x)
+                : fmt::format("if ({0} > best) {{ best = {0}; best_i = pos; }}", x));
+        line("++pos;");
+      });
+      result = "best_i";
+    } else {  // var: two passes (mean, then squared deviations), recomputing the input
+      const int64_t count = numel(Shape(a.shape.begin() + k, a.shape.end()));
+      const double correction = b.args[2].to_double();
+      line("double s1 = 0;");
+      pass("s1", true, [&](const std::string& x) { line(fmt::format("s1 += {};", x)); });
+      line(fmt::format("const double mean = s1 / {};", count));
+      line("double s2 = 0;");
+      pass("s2", true, [&](const std::string& x) {
+        line(fmt::format("s2 += ((double){0} - mean) * ((double){0} - mean);", x));
+      });
+      double denom = static_cast<double>(count) - correction;
+      result = fmt::format("(s2 / {})", double_literal(std::max(denom, 0.0)));
+    }
+    line(store(r, out_idx, fmt::format("({}){}", compute_type(r.dtype), round_to(r.dtype, result))));
+    body_ += "  }\n";
+    end_nest(range, a.numel(), "");
+  }
+
+  static std::string max_of(DType d) {
+    switch (d) {
+      case DType::b8: return "true";
+      case DType::u8: return "255";
+      case DType::i8: return "127";
+      case DType::i16: return "32767";
+      case DType::i32: return "2147483647";
+      default: return "__INT64_MAX__";
+    }
+  }
+  static std::string min_of(DType d) {
+    switch (d) {
+      case DType::b8: return "false";
+      case DType::u8: return "0";
+      case DType::i8: return "(-128)";
+      case DType::i16: return "(-32768)";
+      case DType::i32: return "(-2147483647 - 1)";
+      default: return "(-__INT64_MAX__ - 1)";
+    }
+  }
+
+  const BoundSymbol& region_;
+  bool flat_;
+  std::unordered_map<const Proxy*, const BoundSymbol*> producer_;
+  std::unordered_map<const Proxy*, Buffer> buffers_;
+  std::unordered_map<const Proxy*, std::string> numbers_;
+  std::unordered_set<const Proxy*> materialised_;
+  std::unordered_map<std::string, std::string> memo_;
+  std::string decls_, body_, nests_, kernel_body_, indent_;
+  int vars_ = 0, nest_count_ = 0;
+};
+
+}  // namespace
+
+KernelSource generate_kernel(const BoundSymbol& region) { return Generator(region).run(); }
+
+}  // namespace thunder::cpu_fuser

@@ -1,0 +1,228 @@
+#include "compiler.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <future>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+
+#include "thunder/executors/cpu_fuser.h"
+
+extern char** environ;
+
+namespace thunder {
+
+namespace cpu_fuser {
+namespace {
+
+namespace fs = std::filesystem;
+
+// -ffp-contract=off keeps a * b + c two roundings, as in eager execution; the
+// kernels' polynomials ask for fused multiply-adds explicitly.
+const std::vector<std::string> kFlags = {"-O3",     "-march=native",     "-fopenmp",
+                                         "-shared", "-fPIC",             "-ffp-contract=off",
+                                         "-fno-math-errno", "-w"};
+
+std::atomic<int64_t> compiles{0}, disk_hits{0}, memory_hits{0}, fallbacks{0};
+std::atomic<int64_t> counter{0};
+
+struct Compiler {
+  std::string path;      // empty: none found
+  std::string identity;  // part of every cache key
+};
+
+const Compiler& compiler() {
+  static const Compiler c = [] {
+    Compiler out;
+    const char* env = std::getenv("CXX");
+    std::string name = env && *env ? env : "c++";
+    if (name.find('/') == std::string::npos) {
+      const char* path = std::getenv("PATH");
+      std::stringstream dirs(path ? path : "");
+      for (std::string d; std::getline(dirs, d, ':');) {
+        fs::path p = fs::path(d) / name;
+        if (!d.empty() && access(p.c_str(), X_OK) == 0) {
+          name = p.string();
+          break;
+        }
+      }
+    }
+    std::error_code ec;
+    fs::path real = fs::canonical(name, ec);
+    struct stat st;
+    if (ec || stat(real.c_str(), &st) != 0 || access(real.c_str(), X_OK) != 0) return out;
+    out.path = name;
+    // -march=native means this CPU: its feature flags join the key, so a
+    // cache shared between machines never hands out code for another CPU.
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    std::string line, flags;
+    while (std::getline(cpuinfo, line))
+      if (line.rfind("flags", 0) == 0) {
+        flags = line;
+        break;
+      }
+    out.identity = fmt::format("{} {} {} {}", real.string(), static_cast<int64_t>(st.st_size),
+                               static_cast<int64_t>(st.st_mtime), flags);
+    return out;
+  }();
+  return c;
+}
+
+fs::path cache_dir() {
+  const char* env = std::getenv("THUNDER_CACHE_DIR");
+  fs::path dir;
+  if (env && *env) {
+    dir = env;
+  } else {
+    const char* home = std::getenv("HOME");
+    dir = fs::path(home && *home ? home : "/tmp") / ".cache" / "thunder-cpp";
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  return dir;
+}
+
+uint64_t fnv1a(const std::string& s, uint64_t h) {
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::string cache_key(const std::string& source) {
+  std::string all = source;
+  for (const auto& f : kFlags) all += "\n" + f;
+  all += "\n" + compiler().identity;
+  return fmt::format("{:016x}{:016x}", fnv1a(all, 14695981039346656037ull),
+                     fnv1a(all, 0x9e3779b97f4a7c15ull));
+}
+
+KernelFn open_kernel(const fs::path& so) {
+  void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) return nullptr;
+  return reinterpret_cast<KernelFn>(dlsym(h, "thunder_kernel"));
+}
+
+void warn_once(const std::string& msg) {
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    std::cerr << "thunder cpu_fuser: " << msg << " (running fused regions op by op on ATen)\n";
+  });
+}
+
+// Runs the compiler; the object appears at `so` only if it succeeded.
+bool compile(const std::string& source, const fs::path& dir, const std::string& key) {
+  std::string tmp = fmt::format("{}.{}.{}.tmp", key, getpid(), counter++);
+  fs::path cpp = dir / (tmp + ".cpp"), obj = dir / (tmp + ".so"), log = dir / (tmp + ".log");
+  {
+    std::ofstream f(cpp);
+    f << source;
+    if (!f) return false;
+  }
+  std::vector<std::string> args = {compiler().path};
+  args.insert(args.end(), kFlags.begin(), kFlags.end());
+  args.insert(args.end(), {cpp.string(), "-o", obj.string()});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  pid_t pid;
+  int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  int status = 0;
+  bool ok = rc == 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+            WEXITSTATUS(status) == 0;
+  ++compiles;
+  std::error_code ec;
+  if (ok) {
+    fs::rename(obj, dir / (key + ".so"), ec);
+    ok = !ec;
+    fs::rename(cpp, dir / (key + ".cpp"), ec);
+  } else {
+    std::ifstream f(log);
+    std::string head(2000, '\0');
+    f.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<size_t>(f.gcount()));
+    warn_once(fmt::format("compiling {} failed: {}", cpp.string(), head));
+  }
+  fs::remove(cpp, ec);
+  fs::remove(obj, ec);
+  fs::remove(log, ec);
+  return ok;
+}
+
+std::mutex mu;
+std::unordered_map<std::string, KernelFn>& loaded() {
+  static std::unordered_map<std::string, KernelFn> m;
+  return m;
+}
+
+}  // namespace
+
+void count_fallback_region() { ++fallbacks; }
+
+bool codegen_enabled() {
+  const char* off = std::getenv("THUNDER_DISABLE_CODEGEN");
+  if (off && std::string(off) == "1") return false;
+  return !compiler().path.empty();
+}
+
+std::vector<KernelFn> load_kernels(const std::vector<std::string>& sources) {
+  std::vector<KernelFn> out(sources.size(), nullptr);
+  std::vector<std::string> keys;
+  for (const auto& s : sources) keys.push_back(cache_key(s));
+  const fs::path dir = cache_dir();
+  // Missing kernels (deduplicated by key) compile concurrently.
+  std::unordered_map<std::string, std::future<bool>> building;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (size_t i = 0; i < sources.size(); ++i) {
+      if (loaded().count(keys[i]) || building.count(keys[i])) continue;
+      if (fs::exists(dir / (keys[i] + ".so"))) continue;
+      building.emplace(keys[i], std::async(std::launch::async, compile, sources[i], dir, keys[i]));
+    }
+  }
+  for (auto& [key, f] : building) f.get();
+  std::lock_guard<std::mutex> lock(mu);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    auto it = loaded().find(keys[i]);
+    if (it != loaded().end()) {
+      ++memory_hits;
+      out[i] = it->second;
+      continue;
+    }
+    if (!building.count(keys[i])) ++disk_hits;
+    out[i] = open_kernel(dir / (keys[i] + ".so"));
+    if (out[i]) loaded()[keys[i]] = out[i];
+  }
+  return out;
+}
+
+}  // namespace cpu_fuser
+
+CpuFuserStats cpu_fuser_stats() {
+  return {cpu_fuser::compiles.load(), cpu_fuser::disk_hits.load(),
+          cpu_fuser::memory_hits.load(), cpu_fuser::fallbacks.load()};
+}
+
+void reset_cpu_fuser_stats() {
+  cpu_fuser::compiles = 0;
+  cpu_fuser::disk_hits = 0;
+  cpu_fuser::memory_hits = 0;
+  cpu_fuser::fallbacks = 0;
+}
+
+}  // namespace thunder

@@ -1,0 +1,264 @@
+// The cpu_fuser executor: claiming, the fusion pass that makes region
+// statements, their symbols (cppFusion0, cppFusion1, ...) and the one kernel
+// that runs every region, compiled or on the ATen fallback.
+#include "thunder/executors/cpu_fuser.h"
+
+#include <ATen/ATen.h>
+
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "codegen.h"
+#include "compiler.h"
+#include "fusible.h"
+#include "thunder/core/error.h"
+#include "thunder/executors/aten.h"
+#include "thunder/transforms/dce.h"
+#include "thunder/transforms/fusion_regions.h"
+
+namespace thunder {
+
+namespace cpu_fuser {
+namespace {
+
+// A region's symbol: outside the registry (index -1), it owns what the
+// region's kernel needs. Shapes and dtypes are static for a cache entry.
+struct FusionSymbol : Symbol {
+  BoundSymbol region;
+  KernelFn fn = nullptr;
+  int64_t flat_numel = 0;
+  std::vector<BufferSpec> outputs, scratch;
+  std::vector<bool> number_is_float;  // per input; numbers only
+  // Reused by each call (programs run one call at a time).
+  mutable std::vector<at::Tensor> held;
+  mutable std::vector<void*> ptrs;
+  mutable std::vector<int64_t> numbers;
+  // The fallback: the region's prims as ATen instructions over local slots.
+  std::vector<Instr> fallback;
+  std::vector<int32_t> input_slots, output_slots;
+  int32_t tensor_slots = 0, number_slots = 0;
+};
+
+// Region symbols live as long as the process: programs and kept traces
+// point at them.
+FusionSymbol& new_fusion_symbol() {
+  static std::mutex mu;
+  static std::deque<std::unique_ptr<FusionSymbol>> store;
+  std::lock_guard<std::mutex> lock(mu);
+  return *store.emplace_back(std::make_unique<FusionSymbol>());
+}
+
+bool is_fusion_symbol(const Symbol& s) { return s.index < 0 && s.id.rfind("cppFusion", 0) == 0; }
+
+void run_fallback(const FusionSymbol& f, KernelCall& k) {
+  std::vector<at::Tensor> t(f.tensor_slots);
+  std::vector<c10::Scalar> n(f.number_slots);
+  for (size_t i = 0; i < f.input_slots.size(); ++i) {
+    if (k.is_tensor(i))
+      t[f.input_slots[i]] = k.tensor(i);
+    else
+      n[f.input_slots[i]] = k.scalar(i);
+  }
+  for (const Instr& in : f.fallback) {
+    KernelCall c(in, t.data(), n.data());
+    in.fn(c);
+  }
+  for (size_t j = 0; j < f.output_slots.size(); ++j) k.set_output(j, t[f.output_slots[j]]);
+}
+
+void run_fusion(KernelCall& k) {
+  const auto& f = static_cast<const FusionSymbol&>(k.symbol());
+  if (!f.fn) return run_fallback(f, k);
+  const size_t nin = f.region.args.size();
+  size_t slot = 0;
+  for (size_t i = 0; i < nin; ++i, ++slot) {
+    if (k.is_tensor(i)) {
+      f.held[slot] = k.tensor(i).contiguous();
+      f.ptrs[slot] = f.held[slot].data_ptr();
+    } else {
+      const c10::Scalar& s = k.scalar(i);
+      if (f.number_is_float[i]) {
+        double d = s.toDouble();
+        std::memcpy(&f.numbers[i], &d, sizeof d);
+      } else {
+        f.numbers[i] = s.toLong();
+      }
+      f.ptrs[slot] = &f.numbers[i];
+    }
+  }
+  for (const auto* specs : {&f.outputs, &f.scratch})
+    for (const BufferSpec& b : *specs) {
+      f.held[slot] = at::empty(b.shape, at::TensorOptions().dtype(to_aten(b.dtype)));
+      f.ptrs[slot] = f.held[slot].data_ptr();
+      ++slot;
+    }
+  f.fn(f.ptrs.data(), f.flat_numel);
+  for (size_t j = 0; j < f.outputs.size(); ++j) k.set_output(j, std::move(f.held[nin + j]));
+  for (at::Tensor& t : f.held) t.reset();
+}
+
+void build_fallback(FusionSymbol& f) {
+  std::unordered_map<const Proxy*, int32_t> slot;
+  auto define = [&](const ProxyPtr& p) {
+    int32_t s = p->is_number() ? f.number_slots++ : f.tensor_slots++;
+    slot[p.get()] = s;
+    return s;
+  };
+  for (const Value& v : f.region.args) f.input_slots.push_back(define(v.proxy()));
+  for (const BoundSymbol& b : f.region.subsymbols) {
+    Instr in;
+    in.sym = b.sym;
+    in.fn = aten::kernel_for(*b.sym);
+    THUNDER_CHECK(in.fn != nullptr, "cpu_fuser: {} has no ATen kernel for the fallback", b.sym->id);
+    for (const Value& a : b.args) {
+      if (!a.is_proxy()) {
+        in.ins.push_back(const_operand(a));
+        continue;
+      }
+      Operand o;
+      o.kind = a.proxy()->is_number() ? Operand::Kind::Number : Operand::Kind::Tensor;
+      o.slot = slot.at(a.proxy().get());
+      o.constant = a;
+      in.ins.push_back(std::move(o));
+    }
+    for (const ProxyPtr& p : b.flat_outputs()) {
+      in.outs.push_back(define(p));
+      in.out_is_number.push_back(p->is_number());
+    }
+    f.fallback.push_back(std::move(in));
+  }
+  for (const Value& v : f.region.output.as_list())
+    f.output_slots.push_back(slot.at(v.proxy().get()));
+}
+
+class CpuFuser : public Executor {
+ public:
+  std::string_view name() const override { return "cpu_fuser"; }
+  bool can_claim(const BoundSymbol& b) const override { return fusible(b); }
+  Kernel kernel(const BoundSymbol& b) const override {
+    return is_fusion_symbol(*b.sym) ? &run_fusion : nullptr;
+  }
+};
+
+void flatten_into(const BoundSymbol& b, int executor, std::vector<BoundSymbol>& out) {
+  if (b.sym->is_prim) {
+    out.push_back(b);
+    out.back().executor = executor;
+    return;
+  }
+  for (BoundSymbol s : b.subsymbols) {
+    s.tags |= b.tags;
+    flatten_into(s, executor, out);
+  }
+}
+
+// A view read outside fusion (by ATen, or returned) would be materialised as
+// a region output (a transposed weight copied for a matmul); left out, it stays
+// a free ATen view. Views feeding only fused statements remain index
+// arithmetic inside regions.
+void keep_escaping_views_out(const Trace& t, std::vector<bool>& fusible) {
+  std::unordered_map<const Proxy*, size_t> producer;
+  for (size_t i = 0; i < t.bsyms.size(); ++i)
+    for (const ProxyPtr& p : t.bsyms[i].flat_outputs()) producer[p.get()] = i;
+  std::vector<ProxyPtr> returned;
+  t.output.collect_proxies(returned);
+  auto unfuse_view = [&](const ProxyPtr& p) {
+    auto it = producer.find(p.get());
+    if (it == producer.end() || !fusible[it->second]) return false;
+    const BoundSymbol& b = t.bsyms[it->second];
+    if (!b.sym->is_prim || *fusible_kind(*b.sym) != OpKind::View) return false;
+    fusible[it->second] = false;
+    return true;
+  };
+  for (const ProxyPtr& p : returned) unfuse_view(p);
+  // Backwards, so a view of a view that escapes escapes too.
+  for (size_t i = t.bsyms.size(); i-- > 0;)
+    if (!fusible[i])
+      for (const ProxyPtr& p : t.bsyms[i].flat_args()) unfuse_view(p);
+}
+
+}  // namespace
+
+Executor& cpu_fuser_executor() {
+  static CpuFuser e;
+  return e;
+}
+
+}  // namespace cpu_fuser
+
+Trace fusion_pass(const Trace& trace, const std::vector<Executor*>& executors,
+                  const std::string& fusion_type) {
+  int me = -1;
+  for (size_t i = 0; i < executors.size(); ++i)
+    if (executors[i]->name() == "cpu_fuser") me = static_cast<int>(i);
+  if (me < 0) return trace;
+
+  // Composites claimed whole run as their prims, inside regions.
+  Trace flat = trace.empty_like();
+  for (const BoundSymbol& b : trace.bsyms) {
+    if (b.executor == me)
+      cpu_fuser::flatten_into(b, me, flat.bsyms);
+    else
+      flat.bsyms.push_back(b);
+  }
+  std::vector<bool> fusible(flat.bsyms.size());
+  for (size_t i = 0; i < flat.bsyms.size(); ++i) fusible[i] = flat.bsyms[i].executor == me;
+  cpu_fuser::keep_escaping_views_out(flat, fusible);
+
+  const bool codegen = cpu_fuser::codegen_enabled();
+  std::vector<cpu_fuser::FusionSymbol*> made;
+  std::vector<std::string> sources;
+  auto make_symbol = [&](int k, const BoundSymbol& region) -> const Symbol* {
+    // Regions without arithmetic (only views) are better left to ATen's views.
+    bool compute = false;
+    for (const BoundSymbol& s : region.subsymbols)
+      compute = compute || *cpu_fuser::fusible_kind(*s.sym) != cpu_fuser::OpKind::View;
+    if (!compute) return nullptr;
+    cpu_fuser::FusionSymbol& f = cpu_fuser::new_fusion_symbol();
+    f.id = fmt::format("cppFusion{}", k);
+    f.region = region;
+    for (const Value& v : region.args) {
+      f.params.push_back(v.proxy()->name);
+      f.number_is_float.push_back(v.proxy()->is_number() && is_float(v.proxy()->dtype));
+    }
+    cpu_fuser::build_fallback(f);
+    if (codegen) {
+      cpu_fuser::KernelSource ks = cpu_fuser::generate_kernel(region);
+      f.outputs = std::move(ks.outputs);
+      f.scratch = std::move(ks.scratch);
+      if (ks.flat) f.flat_numel = numel(f.outputs.front().shape);
+      size_t slots = region.args.size() + f.outputs.size() + f.scratch.size();
+      f.held.resize(slots);
+      f.ptrs.resize(slots);
+      f.numbers.resize(region.args.size());
+      sources.push_back(std::move(ks.code));
+    }
+    made.push_back(&f);
+    return &f;
+  };
+  FusionStrategy strategy =
+      fusion_type == "consecutive" ? FusionStrategy::Consecutive : FusionStrategy::Dataflow;
+  Trace out = form_fusion_regions(flat, fusible, strategy, me, make_symbol);
+
+  if (codegen) {
+    std::vector<cpu_fuser::KernelFn> fns = cpu_fuser::load_kernels(sources);
+    for (size_t i = 0; i < made.size(); ++i) made[i]->fn = fns[i];
+  }
+  for (cpu_fuser::FusionSymbol* f : made)
+    if (!f->fn) cpu_fuser::count_fallback_region();
+
+  // Statements left outside regions go to the next executor that can run them.
+  for (BoundSymbol& b : out.bsyms) {
+    if (b.executor != me || cpu_fuser::is_fusion_symbol(*b.sym)) continue;
+    b.executor = -1;
+    for (size_t e = me + 1; e < executors.size() && b.executor < 0; ++e)
+      if (executors[e]->can_claim(b)) b.executor = static_cast<int>(e);
+    THUNDER_CHECK(b.executor >= 0, "{}: no executor after cpu_fuser can run it", b.sym->id);
+  }
+  return dce(out);
+}
+
+}  // namespace thunder

@@ -1,0 +1,80 @@
+#include "fusible.h"
+
+#include <string_view>
+#include <unordered_map>
+
+namespace thunder::cpu_fuser {
+
+namespace {
+
+const std::unordered_map<std::string_view, OpKind>& table() {
+  using K = OpKind;
+  // Matmul, embedding, indexing, cat/pad/slice and factories stay with aten.
+  // prims.uniform_philox joins as an Elementwise row (with its emitter in
+  // codegen.cpp) once the stateless RNG prim exists.
+  static const std::unordered_map<std::string_view, OpKind> t = {
+      {"prims.neg", K::Elementwise},         {"prims.abs", K::Elementwise},
+      {"prims.exp", K::Elementwise},         {"prims.log", K::Elementwise},
+      {"prims.log1p", K::Elementwise},       {"prims.sqrt", K::Elementwise},
+      {"prims.rsqrt", K::Elementwise},       {"prims.sin", K::Elementwise},
+      {"prims.cos", K::Elementwise},         {"prims.tanh", K::Elementwise},
+      {"prims.erf", K::Elementwise},         {"prims.reciprocal", K::Elementwise},
+      {"prims.sigmoid", K::Elementwise},     {"prims.bitwise_not", K::Elementwise},
+      {"prims.logical_not", K::Elementwise}, {"prims.add", K::Elementwise},
+      {"prims.sub", K::Elementwise},         {"prims.mul", K::Elementwise},
+      {"prims.div", K::Elementwise},         {"prims.pow", K::Elementwise},
+      {"prims.maximum", K::Elementwise},     {"prims.minimum", K::Elementwise},
+      {"prims.bitwise_and", K::Elementwise}, {"prims.bitwise_or", K::Elementwise},
+      {"prims.bitwise_xor", K::Elementwise}, {"prims.eq", K::Elementwise},
+      {"prims.ne", K::Elementwise},          {"prims.lt", K::Elementwise},
+      {"prims.le", K::Elementwise},          {"prims.gt", K::Elementwise},
+      {"prims.ge", K::Elementwise},          {"prims.logical_and", K::Elementwise},
+      {"prims.logical_or", K::Elementwise},  {"prims.where", K::Elementwise},
+      {"prims.convert_element_type", K::Elementwise},
+      {"prims.broadcast_in_dim", K::View},   {"prims.reshape", K::View},
+      {"prims.squeeze", K::View},            {"prims.transpose", K::View},
+      {"prims.sum", K::Reduction},           {"prims.amax", K::Reduction},
+      {"prims.amin", K::Reduction},          {"prims.var", K::Reduction},
+      {"prims.argmax", K::Reduction},
+  };
+  return t;
+}
+
+// Reduced dims must be a suffix of the input's dims (innermost or all): the
+// generated loop nest keeps kept dims outside and reduced dims inside.
+bool innermost_reduction(const BoundSymbol& b) {
+  const Proxy& a = *b.args[0].proxy();
+  if (b.sym->id == "prims.argmax") {
+    const Value& dim = b.args[1];
+    return dim.is_none() || a.ndim() == 0 || dim.as_int() == a.ndim() - 1;
+  }
+  const auto& dims = b.args[1].as_int_list();
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i] != a.ndim() - static_cast<int64_t>(dims.size() - i)) return false;
+  return true;
+}
+
+}  // namespace
+
+const OpKind* fusible_kind(const Symbol& sym) {
+  auto it = table().find(sym.id);
+  return it == table().end() ? nullptr : &it->second;
+}
+
+bool fusible(const BoundSymbol& b) {
+  if (!b.sym->is_prim) {
+    if (b.subsymbols.empty()) return false;
+    for (const BoundSymbol& s : b.subsymbols)
+      if (!fusible(s)) return false;
+    return true;
+  }
+  const OpKind* kind = fusible_kind(*b.sym);
+  if (!kind) return false;
+  for (const ProxyPtr& p : b.flat_args())
+    if (p->is_tensor() && p->device.type != Device::Type::CPU) return false;
+  for (const ProxyPtr& p : b.flat_outputs())
+    if (!p->is_tensor() || p->device.type != Device::Type::CPU) return false;
+  return *kind != OpKind::Reduction || innermost_reduction(b);
+}
+
+}  // namespace thunder::cpu_fuser

@@ -1,0 +1,19 @@
+// Which prims cpu_fuser fuses, as data: one row per prim with its kind. The
+// code generator (codegen.cpp) has one emitter per row.
+#pragma once
+
+#include "thunder/core/bound_symbol.h"
+
+namespace thunder::cpu_fuser {
+
+enum class OpKind { Elementwise, View, Reduction };
+
+// The kind of a fusible prim, or nullptr when cpu_fuser does not fuse it.
+const OpKind* fusible_kind(const Symbol& sym);
+
+// Can this statement join a fusion region? Prims: in the table, on CPU, and
+// (reductions) over the innermost or all dims. Composites: when their whole
+// decomposition can, so they are flattened into prims rather than run whole.
+bool fusible(const BoundSymbol& b);
+
+}  // namespace thunder::cpu_fuser

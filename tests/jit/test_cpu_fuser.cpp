@@ -1,0 +1,223 @@
+// cpu_fuser end to end: fused programs against eager libtorch under both
+// region strategies, printed regions, reductions, reduced precision,
+// non-contiguous and broadcast inputs, the ATen fallback, and the disk
+// cache seen from a second process.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <thunder/executors/cpu_fuser.h>
+#include <thunder/thunder.h>
+
+namespace thunder {
+namespace {
+
+namespace F = nn::functional;
+
+JitOptions fused(const char* strategy) {
+  return {.executors = {"cpu_fuser", "aten"}, .fusion_type = strategy};
+}
+
+int count_regions(const Trace& t) {
+  int n = 0;
+  for (const BoundSymbol& b : t.bsyms) n += b.sym->id.rfind("cppFusion", 0) == 0;
+  return n;
+}
+
+void expect_close(const at::Tensor& got, const at::Tensor& want, double tol = 1e-5) {
+  ASSERT_EQ(got.sizes(), want.sizes());
+  ASSERT_EQ(got.scalar_type(), want.scalar_type());
+  EXPECT_TRUE(at::allclose(got.to(at::kDouble), want.to(at::kDouble), tol, tol, true))
+      << "max abs diff " << (got.to(at::kDouble) - want.to(at::kDouble)).abs().max();
+}
+
+TEST(CpuFuser, ElementwiseChainIsOneRegion) {
+  auto fn = [](const Tensor& x, const Tensor& w, const Tensor& b) {
+    Tensor h = x * w + b;
+    return F::gelu(h) * sigmoid(x) + tanh(x);
+  };
+  at::Tensor x = at::randn({64, 33}), w = at::randn({33}), b = at::randn({64, 1});
+  at::Tensor want = at::gelu(x * w + b) * at::sigmoid(x) + at::tanh(x);
+  for (const char* s : {"consecutive", "dataflow"}) {
+    auto jfn = jit(fn, fused(s));
+    expect_close(jfn(x, w, b).aten(), want);
+    Trace last = last_traces(jfn).back();
+    EXPECT_EQ(count_regions(last), 1) << last;
+    EXPECT_NE(last.str().find("= cppFusion0(x1, x0, x2)"), std::string::npos) << last;
+    EXPECT_NE(last.str().find("    # t"), std::string::npos) << last;  // prims as '#' lines
+  }
+}
+
+TEST(CpuFuser, PrintsRegionsWithTheirPrims) {
+  auto fn = [](const Tensor& x) { return exp(x * 2.0); };
+  auto jfn = jit(fn, fused("dataflow"));
+  jfn(at::randn({3}));
+  std::vector<Trace> traces = last_traces(jfn);
+  const Trace& fusion = traces[traces.size() - 2];
+  EXPECT_EQ(fusion.provenance.rfind("Constructed by Fusion", 0), 0u) << fusion;
+  EXPECT_NE(fusion.str().find("  [t1] = cppFusion0(x0)  # t1: \"cpu f32[3]\"\n"
+                              "    # t0 = prims.mul(x0, 2.0)  # t0: \"cpu f32[3]\"\n"
+                              "    # t1 = prims.exp(t0)  # t1: \"cpu f32[3]\"\n"),
+            std::string::npos)
+      << fusion;
+  EXPECT_EQ(compile_stats(jfn).fusion_regions, 1);
+}
+
+TEST(CpuFuser, UnfusibleOpsSplitRegions) {
+  auto fn = [](const Tensor& x, const Tensor& w) {
+    Tensor h = matmul(relu(x * 2.0), w);
+    return tanh(h) + 1.0;
+  };
+  at::Tensor x = at::randn({8, 16}), w = at::randn({16, 4});
+  at::Tensor want = at::tanh(at::matmul(at::relu(x * 2.0), w)) + 1.0;
+  for (const char* s : {"consecutive", "dataflow"}) {
+    auto jfn = jit(fn, fused(s));
+    expect_close(jfn(x, w).aten(), want);
+    EXPECT_EQ(count_regions(last_traces(jfn).back()), 2);
+  }
+}
+
+TEST(CpuFuser, ViewsReadByATenStayViews) {
+  // w.t() feeds the matmul: fusing it would copy the transposed weight.
+  auto fn = [](const Tensor& x, const Tensor& w) { return matmul(x * 2.0, w.transpose(0, 1)) + 1.0; };
+  at::Tensor x = at::randn({4, 8}), w = at::randn({5, 8});
+  auto jfn = jit(fn, fused("dataflow"));
+  expect_close(jfn(x, w).aten(), at::matmul(x * 2.0, w.t()) + 1.0);
+  for (const BoundSymbol& b : last_traces(jfn).back().bsyms)
+    for (const BoundSymbol& s : b.subsymbols)
+      EXPECT_NE(s.sym->id, "prims.transpose") << last_traces(jfn).back();
+}
+
+TEST(CpuFuser, ReductionsOverInnermostAndAllDims) {
+  static const std::vector<int64_t> last{-1};
+  auto fn = [](const Tensor& x) {
+    return std::make_tuple(F::softmax(x, -1), x.sum(), x.amax(last), x.var(last), x.argmax(-1),
+                           F::log_softmax(x * 3.0, 1), x.mean(-1, true) - x);
+  };
+  at::Tensor x = at::randn({7, 130});
+  x[2][5] = NAN;
+  for (const char* s : {"consecutive", "dataflow"}) {
+    auto jfn = jit(fn, fused(s));
+    auto [a, b, c, d, e, f, g] = jfn(x);
+    expect_close(a.aten(), at::softmax(x, -1));
+    expect_close(b.aten(), x.sum(), 1e-4);
+    expect_close(c.aten(), x.amax(last));
+    expect_close(d.aten(), x.var(last), 1e-4);
+    EXPECT_TRUE(at::equal(e.aten(), x.argmax(-1)));
+    expect_close(f.aten(), at::log_softmax(x * 3.0, 1), 1e-4);
+    expect_close(g.aten(), x.mean(-1, true) - x);
+    EXPECT_GE(count_regions(last_traces(jfn).back()), 1);
+  }
+}
+
+TEST(CpuFuser, NonContiguousBroadcastAndReducedPrecision) {
+  auto fn = [](const Tensor& x, const Tensor& y) { return (x * y + 1.0).sigmoid() - y; };
+  for (at::ScalarType dt : {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}) {
+    at::Tensor x = at::randn({5, 6}).to(dt).t(), y = at::randn({5}).to(dt);
+    at::Tensor want = (x.to(at::kFloat) * y.to(at::kFloat) + 1.0).sigmoid() - y.to(at::kFloat);
+    auto jfn = jit(fn, fused("dataflow"));
+    at::Tensor got = jfn(x, y).aten();
+    EXPECT_EQ(got.scalar_type(), dt);
+    expect_close(got.to(at::kFloat), want, dt == at::kBFloat16 ? 3e-2 : dt == at::kHalf ? 4e-3 : 1e-5);
+  }
+}
+
+TEST(CpuFuser, IntegerAndBoolOps) {
+  auto fn = [](const Tensor& a, const Tensor& b) {
+    return std::make_tuple(a * b - 3, a / b, logical_and(a > 2, b < 5), where(a > b, a, b),
+                           maximum(a, b));
+  };
+  at::Tensor a = at::randint(-9, 9, {4, 5}, at::kInt), b = at::randint(1, 9, {5}, at::kInt);
+  auto jfn = jit(fn, fused("dataflow"));
+  auto [p, q, r, s, t] = jfn(a, b);
+  EXPECT_TRUE(at::equal(p.aten(), a * b - 3));
+  expect_close(q.aten(), a / b);
+  EXPECT_TRUE(at::equal(r.aten(), at::logical_and(a > 2, b < 5)));
+  EXPECT_TRUE(at::equal(s.aten(), at::where(a > b, a, b)));
+  EXPECT_TRUE(at::equal(t.aten(), at::maximum(a, b)));
+}
+
+TEST(CpuFuser, ZeroDimAndEmptyTensors) {
+  auto fn = [](const Tensor& x, const Tensor& y) { return std::make_tuple(exp(x) + 1.0, y * 2.0); };
+  auto jfn = jit(fn, fused("dataflow"));
+  at::Tensor x = at::randn({}), y = at::randn({0, 3});
+  auto [a, b] = jfn(x, y);
+  expect_close(a.aten(), at::exp(x) + 1.0);
+  EXPECT_EQ(b.aten().sizes(), y.sizes());
+}
+
+TEST(CpuFuser, BackwardIsFusedToo) {
+  auto fn = [](const Tensor& x) { return (tanh(x) * sigmoid(x)).sum(); };
+  at::Tensor x = at::randn({6, 8}).requires_grad_(true);
+  at::Tensor xr = x.detach().clone().requires_grad_(true);
+  (at::tanh(xr) * at::sigmoid(xr)).sum().backward();
+  for (const char* s : {"consecutive", "dataflow"}) {
+    x.mutable_grad() = at::Tensor();
+    auto jfn = jit(fn, fused(s));
+    jfn(x).backward();
+    expect_close(x.grad(), xr.grad(), 1e-5);
+    EXPECT_GE(count_regions(last_backward_traces(jfn).back()), 1);
+  }
+}
+
+TEST(CpuFuser, RuntimeScalarsAreKernelArguments) {
+  auto fn = [](const Tensor& x, const Scalar& s) { return x * s + 1.0; };
+  auto jfn = jit(fn, fused("dataflow"));
+  at::Tensor x = at::randn({10});
+  expect_close(jfn(x, Scalar(2.5)).aten(), x * 2.5 + 1.0);
+  expect_close(jfn(x, Scalar(-1.0)).aten(), x * -1.0 + 1.0);
+  EXPECT_EQ(cache_misses(jfn), 1);
+}
+
+// The ATen fallback runs the same regions op by op with the same results.
+TEST(CpuFuser, FallbackWithoutCodegen) {
+  setenv("THUNDER_DISABLE_CODEGEN", "1", 1);
+  reset_cpu_fuser_stats();
+  auto fn = [](const Tensor& x) { return F::softmax(x * 2.0, -1) + tanh(x); };
+  at::Tensor x = at::randn({4, 9});
+  auto jfn = jit(fn, fused("dataflow"));
+  expect_close(jfn(x).aten(), at::softmax(x * 2.0, -1) + at::tanh(x));
+  EXPECT_EQ(count_regions(last_traces(jfn).back()), 1);
+  EXPECT_EQ(cpu_fuser_stats().compiler_invocations, 0);
+  EXPECT_EQ(cpu_fuser_stats().fallback_regions, 1);
+  unsetenv("THUNDER_DISABLE_CODEGEN");
+}
+
+at::Tensor cache_workload() {
+  auto fn = [](const Tensor& x) { return exp(x * 1.25) - 0.5; };
+  auto jfn = jit(fn, fused("dataflow"));
+  at::Tensor x = at::arange(12, at::kFloat);
+  at::Tensor out = jfn(x).aten();
+  EXPECT_TRUE(at::allclose(out, at::exp(x * 1.25) - 0.5));
+  return out;
+}
+
+// A second process with the same cache dir loads the kernel from disk.
+TEST(CpuFuserCache, SecondProcessCompilesNothing) {
+  if (std::getenv("THUNDER_DISABLE_CODEGEN")) GTEST_SKIP() << "codegen disabled";
+  char tmpl[] = "/tmp/thunder-cache-test-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  setenv("THUNDER_CACHE_DIR", tmpl, 1);
+  reset_cpu_fuser_stats();
+  cache_workload();
+  EXPECT_EQ(cpu_fuser_stats().compiler_invocations, 1);
+  std::string cmd = std::string("THUNDER_EXPECT_WARM_CACHE=1 ") + "/proc/" +
+                    std::to_string(getpid()) +
+                    "/exe --gtest_filter=CpuFuserCache.WarmChild > /dev/null 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << "the child compiled or failed";
+  std::filesystem::remove_all(tmpl);
+  unsetenv("THUNDER_CACHE_DIR");
+}
+
+// Run by the test above in a child process.
+TEST(CpuFuserCache, WarmChild) {
+  if (!std::getenv("THUNDER_EXPECT_WARM_CACHE")) GTEST_SKIP() << "run as a child process";
+  reset_cpu_fuser_stats();
+  cache_workload();
+  EXPECT_EQ(cpu_fuser_stats().compiler_invocations, 0);
+  EXPECT_EQ(cpu_fuser_stats().disk_cache_hits, 1);
+}
+
+}  // namespace
+}  // namespace thunder
