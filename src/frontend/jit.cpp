@@ -463,7 +463,10 @@ CacheEntry* JitState::compile(TraceFn fn, void* ctx) {
   if (fuses) {
     // 5. Fusion: regions of cpu_fuser's statements become generated kernels.
     t0 = Clock::now();
-    t = record(fusion_pass(t, executors, options.fusion_type), "Fusion", t0);
+    // In-place statements kept for debugging pin the order: no reordering.
+    bool keeps_inplace = options.skip_inplace_functionalization && has_inplace(t);
+    t = record(fusion_pass(t, executors, keeps_inplace ? "consecutive" : options.fusion_type),
+               "Fusion", t0);
     regions += count_regions(t);
   }
   stats.fusion_regions = regions;

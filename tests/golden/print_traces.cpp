@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
     // forward and backward of each.
     auto fn = [](const Tensor& x) { return F::dropout(x, 0.9, true); };
     auto show = [&](const char* title, thunder::JitOptions o) {
+      o.executors = {"aten"};  // the prims one per line (docs/fusion.md shows them fused)
       o.arg_names = {"x"};
       auto jfn = thunder::jit(fn, o);
       jfn(at::randn({4, 8}).requires_grad_());  // 32 mask bytes: more than seed + offset
@@ -99,7 +100,7 @@ int main(int argc, char** argv) {
       a.mul_(2.0);
       return b + 1.0;
     };
-    auto jfn = thunder::jit(fn, {.arg_names = {"a", "b"}});
+    auto jfn = thunder::jit(fn, {.executors = {"aten"}, .arg_names = {"a", "b"}});
     at::Tensor x = at::randn({3});
     jfn(x, x);
     std::cout << thunder::last_traces(jfn).back() << "\n" << thunder::last_prologue_trace(jfn);

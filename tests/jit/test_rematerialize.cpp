@@ -95,9 +95,9 @@ TEST(Rematerialize, IsItsOwnStageAndTheBackwardStatesTheSavedBytes) {
                 "Constructed by Tracing", "Constructed by Dead Code Elimination",
                 "Constructed by Autodiff", "Constructed by Split forward and backward",
                 "Constructed by Rematerialization", "Constructed by Transform for execution",
-                "Constructed by Delete Last Used"}));
+                "Constructed by Fusion", "Constructed by Delete Last Used"}));
   auto bwd = last_backward_traces(jfn);
-  ASSERT_EQ(bwd.size(), 4u);
+  ASSERT_EQ(bwd.size(), 5u);
   EXPECT_EQ(bwd[1].provenance, "Constructed by Rematerialization (saved for backward: 32 bytes)");
   std::string last = bwd.back().str();
   EXPECT_NE(last.find("# saved for backward: 32 bytes in 1 values\n"), std::string::npos) << last;
