@@ -84,9 +84,9 @@ TEST(CpuFuser, ViewsReadByATenStayViews) {
   at::Tensor x = at::randn({4, 8}), w = at::randn({5, 8});
   auto jfn = jit(fn, fused("dataflow"));
   expect_close(jfn(x, w).aten(), at::matmul(x * 2.0, w.t()) + 1.0);
-  for (const BoundSymbol& b : last_traces(jfn).back().bsyms)
-    for (const BoundSymbol& s : b.subsymbols)
-      EXPECT_NE(s.sym->id, "prims.transpose") << last_traces(jfn).back();
+  const Trace final_trace = last_traces(jfn).back();  // a copy: last_traces returns by value
+  for (const BoundSymbol& b : final_trace.bsyms)
+    for (const BoundSymbol& s : b.subsymbols) EXPECT_NE(s.sym->id, "prims.transpose") << final_trace;
 }
 
 TEST(CpuFuser, ReductionsOverInnermostAndAllDims) {
