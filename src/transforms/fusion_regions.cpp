@@ -63,37 +63,28 @@ class Grouping {
       }
     return out;
   }
-  // Is there a path from group a to group b (b != a) through at least one other group?
-  bool path_via_other(size_t a, size_t b) {
-    std::vector<size_t> stack;
-    std::unordered_set<size_t> seen;
-    for (size_t s : successors(a))
-      if (s != b) stack.push_back(s), seen.insert(s);
+  // Is group b reachable from any of `starts`?
+  bool reachable(std::vector<size_t> stack, size_t b) {
+    std::unordered_set<size_t> seen(stack.begin(), stack.end());
     while (!stack.empty()) {
       size_t g = stack.back();
       stack.pop_back();
-      for (size_t s : successors(g)) {
-        if (s == b) return true;
+      if (g == b) return true;
+      for (size_t s : successors(g))
         if (seen.insert(s).second) stack.push_back(s);
-      }
     }
     return false;
+  }
+  // Is there a path from group a to group b (b != a) through at least one other group?
+  bool path_via_other(size_t a, size_t b) {
+    std::vector<size_t> starts;
+    for (size_t s : successors(a))
+      if (s != b) starts.push_back(s);
+    return reachable(std::move(starts), b);
   }
   // Merging creates a cycle iff one group reaches the other through a third.
   bool can_merge(size_t a, size_t b) { return !path_via_other(a, b) && !path_via_other(b, a); }
-  bool reaches(size_t a, size_t b) {
-    std::vector<size_t> stack{a};
-    std::unordered_set<size_t> seen{a};
-    while (!stack.empty()) {
-      size_t g = stack.back();
-      stack.pop_back();
-      for (size_t s : successors(g)) {
-        if (s == b) return true;
-        if (seen.insert(s).second) stack.push_back(s);
-      }
-    }
-    return false;
-  }
+  bool reaches(size_t a, size_t b) { return reachable(successors(a), b); }
 
  private:
   const Edges& e_;

@@ -10,34 +10,13 @@
 namespace thunder {
 namespace {
 
-class ElementwiseMeta : public ::testing::Test {
+class ElementwiseMeta : public testing::TracingTest {
  protected:
-  ElementwiseMeta() : scope_(trace_) {}
-  ProxyPtr in(Shape shape, DType dtype, Device device = Device::cpu()) {
-    return scope_.ctx().add_tensor_input("x" + std::to_string(n_++), std::move(shape), dtype,
-                                         device, false);
-  }
-  template <typename F>
-  void expect_error(const std::string& needle, F&& f) {
-    size_t before = trace_.bsyms.size();
-    try {
-      f();
-      ADD_FAILURE() << "expected thunder::Error mentioning '" << needle << "'";
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
-          << "message: " << e.what() << "\nexpected: " << needle;
-    }
-    EXPECT_EQ(trace_.bsyms.size(), before) << needle;
-  }
   static void expect_meta(const Value& v, const Shape& shape, DType dtype) {
     ASSERT_TRUE(v.is_tensor()) << v.str();
     EXPECT_EQ(v.proxy()->shape, shape) << v.str();
     EXPECT_EQ(v.proxy()->dtype, dtype) << v.str() << " is " << long_name(v.proxy()->dtype);
   }
-
-  Trace trace_;
-  TracingScope scope_;
-  int n_ = 0;
 };
 
 TEST_F(ElementwiseMeta, PromotionAndBroadcasting) {

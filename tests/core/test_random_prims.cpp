@@ -5,6 +5,7 @@
 
 #include <limits>
 
+#include "test_symbols.h"
 #include "thunder/core/error.h"
 #include "thunder/core/tracing.h"
 #include "thunder/prims/prims.h"
@@ -12,30 +13,7 @@
 namespace thunder {
 namespace {
 
-class RandomPrims : public ::testing::Test {
- protected:
-  RandomPrims() : scope_(trace_) {}
-  ProxyPtr in(Shape shape, DType dtype) {
-    return scope_.ctx().add_tensor_input("x" + std::to_string(n_++), std::move(shape), dtype,
-                                         Device::cpu(), false);
-  }
-  template <typename F>
-  void expect_error(const std::string& needle, F&& f) {
-    size_t before = trace_.bsyms.size();
-    try {
-      f();
-      ADD_FAILURE() << "expected thunder::Error mentioning '" << needle << "'";
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
-          << "message: " << e.what() << "\nexpected: " << needle;
-    }
-    EXPECT_EQ(trace_.bsyms.size(), before) << needle;
-  }
-
-  Trace trace_;
-  TracingScope scope_;
-  int n_ = 0;
-};
+class RandomPrims : public testing::TracingTest {};
 
 TEST_F(RandomPrims, StateIsTwoNamedCpuInt64Scalars) {
   Value s = prims::get_and_update_rng_state(Device::cpu(), 6);

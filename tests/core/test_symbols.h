@@ -2,13 +2,43 @@
 // once on first use in the process-wide registry.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <functional>
 #include <string>
 
+#include "thunder/core/error.h"
 #include "thunder/core/tracing.h"
 #include "thunder/lang/ltorch.h"
 
 namespace thunder::testing {
+
+// A fixture tracing into its own trace: tensor inputs by shape and dtype, and
+// a check that a call fails with a message and records nothing.
+class TracingTest : public ::testing::Test {
+ protected:
+  TracingTest() : scope_(trace_) {}
+  ProxyPtr in(Shape shape, DType dtype, Device device = Device::cpu()) {
+    return scope_.ctx().add_tensor_input("x" + std::to_string(n_++), std::move(shape), dtype,
+                                         device, false);
+  }
+  template <typename F>
+  void expect_error(const std::string& needle, F&& f) {
+    size_t before = trace_.bsyms.size();
+    try {
+      f();
+      ADD_FAILURE() << "expected thunder::Error mentioning '" << needle << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
+          << "message: " << e.what() << "\nexpected: " << needle;
+    }
+    EXPECT_EQ(trace_.bsyms.size(), before) << needle;
+  }
+
+  Trace trace_;
+  TracingScope scope_;
+  int n_ = 0;
+};
 
 inline const Symbol& test_symbol(const std::string& id, bool is_prim, uint32_t tags,
                                  std::function<Value(const OpArgs&)> fn) {
