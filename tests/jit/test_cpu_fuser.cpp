@@ -111,6 +111,79 @@ TEST(CpuFuser, ReductionsOverInnermostAndAllDims) {
   }
 }
 
+// The region statements of a trace, in order.
+std::vector<BoundSymbol> regions(const Trace& t) {
+  std::vector<BoundSymbol> out;
+  for (const BoundSymbol& b : t.bsyms)
+    if (b.sym->id.rfind("cppFusion", 0) == 0) out.push_back(b);
+  return out;
+}
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Softmax, log-softmax and layer norm rows: one parallel loop over rows whose
+// reductions stay in registers (no scratch buffers), values as in libtorch.
+TEST(CpuFuser, RowReductionsAreOneLoopWithoutScratch) {
+  static const std::vector<int64_t> normalized{48};
+  auto fn = [](const Tensor& x, const Tensor& w, const Tensor& b) {
+    return std::make_tuple(F::softmax(x, -1), F::log_softmax(x, -1),
+                           F::layer_norm(x, normalized, w, b, 1e-5));
+  };
+  at::Tensor x = at::randn({6, 5, 48}), w = at::randn({48}), b = at::randn({48});
+  x[1][2][7] = NAN;
+  x[3][1].fill_(-INFINITY);
+  auto jfn = jit(fn, fused("consecutive"));
+  auto [s, ls, ln] = jfn(x, w, b);
+  expect_close(s.aten(), at::softmax(x, -1));
+  expect_close(ls.aten(), at::log_softmax(x, -1));
+  expect_close(ln.aten(), at::layer_norm(x, normalized, w, b, 1e-5), 1e-4);
+  // Consecutive statements: the three are one region, and still one row loop.
+  std::vector<BoundSymbol> rs = regions(last_traces(jfn).back());
+  ASSERT_EQ(rs.size(), 1u);
+  std::string src = fusion_source(rs[0]);
+  EXPECT_EQ(count(src, "static void nest"), 1) << src;
+  EXPECT_EQ(count(src, "tmp"), 0) << src;  // no scratch buffer
+  EXPECT_GE(count(src, "reduction(max:acc)"), 2) << src;
+}
+
+// A reduction result read at another row's index (here along columns) cannot
+// be kept per row: the region falls back to a materialised result, correctly.
+TEST(CpuFuser, ReductionReadAcrossRowsIsMaterialised) {
+  static const std::vector<int64_t> last{-1};
+  auto fn = [](const Tensor& x) { return x + x.sum(last).unsqueeze(0) * x.amax(last, true); };
+  at::Tensor x = at::randn({37, 37});
+  auto jfn = jit(fn, fused("dataflow"));
+  expect_close(jfn(x).aten(), x + x.sum(last).unsqueeze(0) * x.amax(last, true), 1e-4);
+  std::vector<BoundSymbol> rs = regions(last_traces(jfn).back());
+  ASSERT_EQ(rs.size(), 1u);
+  EXPECT_GE(count(fusion_source(rs[0]), "static void nest"), 2);
+}
+
+// Max/min reductions are vectorised with a separate NaN flag: NaN still wins,
+// and all -inf (or +inf for amin) rows give -inf (+inf).
+TEST(CpuFuser, VectorisedMaxMinKeepNaNAndInfinities) {
+  static const std::vector<int64_t> last{-1};
+  auto fn = [](const Tensor& x) { return std::make_tuple(x.amax(last), x.amin(last)); };
+  at::Tensor x = at::randn({4, 100});
+  x[0][63] = NAN;
+  x[1].fill_(-INFINITY);
+  x[2].fill_(INFINITY);
+  x[3][99] = 1e30;
+  auto jfn = jit(fn, fused("dataflow"));
+  auto [mx, mn] = jfn(x);
+  EXPECT_TRUE(at::equal(mx.aten().isnan(), x.amax(last).isnan()));
+  EXPECT_TRUE(at::allclose(mx.aten(), x.amax(last), 0, 0, true));
+  EXPECT_TRUE(at::allclose(mn.aten(), x.amin(last), 0, 0, true));
+  at::Tensor xi = at::randint(-1000, 1000, {3, 77}, at::kInt);
+  auto [mxi, mni] = jfn(xi);
+  EXPECT_TRUE(at::equal(mxi.aten(), xi.amax(last)));
+  EXPECT_TRUE(at::equal(mni.aten(), xi.amin(last)));
+}
+
 TEST(CpuFuser, NonContiguousBroadcastAndReducedPrecision) {
   auto fn = [](const Tensor& x, const Tensor& y) { return (x * y + 1.0).sigmoid() - y; };
   for (at::ScalarType dt : {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}) {

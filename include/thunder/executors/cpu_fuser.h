@@ -19,6 +19,11 @@ namespace thunder {
 Trace fusion_pass(const Trace& trace, const std::vector<Executor*>& executors,
                   const std::string& fusion_type);
 
+// The generated C++ source of a region statement (`cppFusionN`, as found in
+// last_traces / last_backward_traces); empty for any other statement and when
+// code generation is off. For reading what the fuser did, not for editing.
+std::string fusion_source(const BoundSymbol& region);
+
 struct CpuFuserStats {
   int64_t compiler_invocations = 0;  // kernels built by the system compiler
   int64_t disk_cache_hits = 0;       // kernels found in $THUNDER_CACHE_DIR

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
 #include <unordered_map>
 #include <unordered_set>
@@ -131,16 +132,23 @@ class Generator {
       ks.outputs.push_back({p->shape, p->dtype});
       ++slot;
     }
+    std::vector<const BoundSymbol*> reductions;
+    for (const BoundSymbol& b : region_.subsymbols)
+      if (*fusible_kind(*b.sym) == OpKind::Reduction) reductions.push_back(&b);
+    if (!reductions.empty() && row_nest(reductions, outs)) {
+      ks.code = fmt::format("{}\n{}extern \"C\" void thunder_kernel(void* const* p, int64_t n) {{\n{}}}\n",
+                            kernel_preamble(), nests_, kernel_body_);
+      return ks;
+    }
     // Reduction results are materialised (outputs, else scratch), in order.
-    for (const BoundSymbol& b : region_.subsymbols) {
-      if (*fusible_kind(*b.sym) != OpKind::Reduction) continue;
-      const Proxy& r = *b.output.proxy();
+    for (const BoundSymbol* b : reductions) {
+      const Proxy& r = *b->output.proxy();
       if (!buffers_.count(&r)) {
         add_buffer(r, fmt::format("tmp{}", slot), slot, true);
         ks.scratch.push_back({r.shape, r.dtype});
         ++slot;
       }
-      reduction_nest(b);
+      reduction_nest(*b);
       materialised_.insert(&r);
     }
     // The other outputs, one loop nest per shape.
@@ -167,9 +175,10 @@ class Generator {
   };
 
   void add_buffer(const Proxy& p, std::string name, int slot, bool writable) {
-    decls_ += fmt::format("  {}{}* __restrict {} = ({}{}*)p[{}];\n", writable ? "" : "const ",
-                          storage_type(p.dtype), name, writable ? "" : "const ",
-                          storage_type(p.dtype), slot);
+    // Bools are bytes in memory: gcc does not vectorise loops that load through bool*.
+    const std::string t = p.dtype == DType::b8 ? "uint8_t" : storage_type(p.dtype);
+    decls_ += fmt::format("  {}{}* __restrict {} = ({}{}*)p[{}];\n", writable ? "" : "const ", t,
+                          name, writable ? "" : "const ", t, slot);
     buffers_[&p] = {std::move(name), &p};
   }
 
@@ -179,8 +188,26 @@ class Generator {
     return flat_ ? idx[0] : linear(p.shape, idx);
   }
 
-  std::string load(const Buffer& b, const Idx& idx) const {
-    std::string e = fmt::format("{}[{}]", b.name, offset(*b.proxy, idx));
+  // Whether p's values are read from its buffer (an input, or a reduction
+  // result materialised earlier) rather than computed.
+  bool is_loaded(const Proxy& p) const {
+    return !row_values_.count(&p) && buffers_.count(&p) &&
+           (materialised_.count(&p) || producer_.count(&p) == 0);
+  }
+
+  // p's element at linear offset `lin` of its buffer, as a variable.
+  std::string loaded_at(const Proxy& p, const std::string& lin) {
+    std::string key = p.name + "@" + lin;
+    auto it = memo_.find(key);
+    if (it != memo_.end()) return it->second;
+    std::string var = fmt::format("v{}", vars_++);
+    line(fmt::format("const {} {} = {};", compute_type(p.dtype), var, load(buffers_.at(&p), lin)));
+    return memo_[key] = var;
+  }
+
+  std::string load(const Buffer& b, const std::string& offset) const {
+    std::string e = fmt::format("{}[{}]", b.name, offset);
+    if (b.proxy->dtype == DType::b8) return "(" + e + " != 0)";
     if (b.proxy->dtype == DType::f16) return "(float)" + e;
     if (b.proxy->dtype == DType::bf16) return "bf2f(" + e + ")";
     return e;
@@ -190,6 +217,7 @@ class Generator {
     const Buffer& b = buffers_.at(&p);
     std::string val = p.dtype == DType::f16    ? "(_Float16)" + v
                       : p.dtype == DType::bf16 ? "f2bf(" + v + ")"
+                      : p.dtype == DType::b8   ? "(uint8_t)" + v
                                                : v;
     return fmt::format("{}[{}] = {};", b.name, offset(p, idx), val);
   }
@@ -198,14 +226,20 @@ class Generator {
   // expression of p's compute type; statements it needs go to the body.
   std::string value_at(const Proxy& p, const Idx& idx) {
     if (p.is_number()) return numbers_.at(&p);
+    auto row = row_values_.find(&p);
+    if (row != row_values_.end()) {
+      for (size_t d = 0; d < idx.size(); ++d)
+        row_failed_ = row_failed_ || (row_shape_[d] != 1 && idx[d] != row_idx_[d]);
+      return row->second;
+    }
     std::string key = p.name;
     for (const auto& i : idx) key += "," + i;
     auto it = memo_.find(key);
     if (it != memo_.end()) return it->second;
+    if (size_t level = invariant_from(idx); level < loops_.size()) return hoisted(p, idx, level);
     std::string expr;
-    auto buf = buffers_.find(&p);
-    if (buf != buffers_.end() && (materialised_.count(&p) || producer_.count(&p) == 0)) {
-      expr = load(buf->second, idx);
+    if (is_loaded(p)) {
+      expr = load(buffers_.at(&p), offset(p, idx));
     } else {
       const BoundSymbol& b = *producer_.at(&p);
       if (*fusible_kind(*b.sym) == OpKind::View) return memo_[key] = view(b, idx);
@@ -214,6 +248,67 @@ class Generator {
     std::string var = fmt::format("v{}", vars_++);
     line(fmt::format("const {} {} = {};", compute_type(p.dtype), var, expr));
     return memo_[key] = var;
+  }
+
+  // Inner loops (not the parallel one), outermost first: where each starts in
+  // body_, its indentation and index variable. Values that do not depend on
+  // a loop's index are computed once before it (loop-invariant hoisting).
+  struct Loop {
+    size_t pos;
+    std::string indent, var;
+  };
+
+  void open_loop(const std::string& var, const std::string& from, const std::string& to,
+                 const std::string& pragma) {
+    loops_.push_back({body_.size(), indent_, var});
+    if (!pragma.empty()) line("#pragma omp " + pragma);
+    line(fmt::format("for (int64_t {0} = {1}; {0} < {2}; ++{0}) {{", var, from, to));
+    indent_ += "  ";
+  }
+
+  void close_loop() {
+    indent_ = loops_.back().indent;
+    loops_.pop_back();
+    line("}");
+  }
+
+  static bool uses(const std::string& e, const std::string& var) {
+    for (size_t at = e.find(var); at != std::string::npos; at = e.find(var, at + 1)) {
+      const bool start = at == 0 || !(std::isalnum(e[at - 1]) || e[at - 1] == '_');
+      const size_t end = at + var.size();
+      if (start && (end == e.size() || !(std::isalnum(e[end]) || e[end] == '_'))) return true;
+    }
+    return false;
+  }
+
+  // The outermost open loop from which on idx uses no loop index
+  // (loops_.size() when it uses the innermost's, or when hoisting already).
+  size_t invariant_from(const Idx& idx) const {
+    if (hoisting_) return loops_.size();
+    size_t level = loops_.size();
+    while (level > 0) {
+      bool used = false;
+      for (const std::string& e : idx) used = used || uses(e, loops_[level - 1].var);
+      if (used) break;
+      --level;
+    }
+    return level;
+  }
+
+  // p at idx computed before loop `level` starts.
+  std::string hoisted(const Proxy& p, const Idx& idx, size_t level) {
+    std::string body = std::move(body_), indent = indent_;
+    body_.clear();
+    indent_ = loops_[level].indent;
+    hoisting_ = true;
+    const std::string v = value_at(p, idx);
+    hoisting_ = false;
+    std::string text = std::move(body_);
+    body_ = std::move(body);
+    indent_ = std::move(indent);
+    body_.insert(loops_[level].pos, text);
+    for (size_t l = level + 1; l < loops_.size(); ++l) loops_[l].pos += text.size();
+    return v;
   }
 
   std::string view(const BoundSymbol& b, const Idx& idx) {
@@ -234,6 +329,8 @@ class Generator {
       for (int64_t i = 0; i < a.ndim(); ++i)
         if (std::find(dims.begin(), dims.end(), i) == dims.end()) in[i] = idx[k++];
     } else {  // prims.reshape
+      // Of a buffer (contiguous): the same linear offset, no index arithmetic.
+      if (is_loaded(a)) return loaded_at(a, linear(out.shape, idx));
       in = reshape_index(a.shape, out.shape, idx);
     }
     return value_at(a, in);
@@ -253,8 +350,8 @@ class Generator {
       for (size_t k = 0; k < fi.size(); ++k) in[fi[k]] = idx[ti[k]];
       return in;
     }
-    std::string lin = fmt::format("l{}", vars_++);
-    line(fmt::format("const int64_t {} = {};", lin, linear(to, idx)));
+    // Inline (not a variable) so that hoisting sees which loop indices it uses.
+    const std::string lin = "(" + linear(to, idx) + ")";
     Shape st = contiguous_strides(from);
     for (size_t k : fi) {
       std::string e = st[k] == 1 ? lin : fmt::format("{} / {}", lin, st[k]);
@@ -396,7 +493,7 @@ class Generator {
     int64_t range;
     if (flat_ || shape.size() <= 1) {
       range = numel(shape);
-      body_ += "  for (int64_t i = lo; i < hi; ++i) {\n";
+      open_loop("i", "lo", "hi", "simd");
       idx = shape.empty() && !flat_ ? Idx{} : Idx{"i"};
     } else {
       range = numel(Shape(shape.begin(), shape.end() - 1));
@@ -405,81 +502,87 @@ class Generator {
       idx = unflatten("o", shape, shape.size() - 1);
       for (size_t i = 0; i < idx.size(); ++i) line(fmt::format("const int64_t i{} = {};", i, idx[i]));
       for (size_t i = 0; i < idx.size(); ++i) idx[i] = fmt::format("i{}", i);
-      line(fmt::format("for (int64_t j = 0; j < {}; ++j) {{", shape.back()));
+      open_loop("j", "0", std::to_string(shape.back()), "simd");
       idx.push_back("j");
     }
-    indent_ += "  ";
     for (const Proxy* p : outs) {
       std::string v = value_at(*p, idx);
       line(store(*p, idx, v));
     }
-    if (!flat_ && shape.size() > 1) body_ += "    }\n";
-    body_ += "  }\n";
+    close_loop();
+    if (!flat_ && shape.size() > 1) body_ += "  }\n";
     end_nest(range, numel(shape), "n");
   }
 
-  void reduction_nest(const BoundSymbol& b) {
+  // Reduced dims of b: the innermost `m` of its input's.
+  static size_t reduced_dims(const BoundSymbol& b) {
+    const size_t n = b.args[0].proxy()->shape.size();
+    if (b.sym->name() == "argmax") return b.args[1].is_none() ? n : (n == 0 ? 0 : 1);
+    return b.args[1].as_int_list().size();
+  }
+
+  // One reduction over the innermost dims, for the kept index `idx`: emits
+  // its accumulation loops at the current indentation, inside a block, and
+  // returns the variable holding the result (in the output's compute type).
+  std::string reduction_value(const BoundSymbol& b, const Idx& idx) {
     const std::string op(b.sym->name());
     const Proxy& a = *b.args[0].proxy();
     const Proxy& r = *b.output.proxy();
-    const size_t n = a.shape.size();
-    size_t m;  // reduced (innermost) dims
-    if (op == "argmax")
-      m = b.args[1].is_none() ? n : (n == 0 ? 0 : 1);
-    else
-      m = b.args[1].as_int_list().size();
-    const size_t k = n - m;
-    const Shape outer(a.shape.begin(), a.shape.begin() + k);
-    const int64_t range = numel(outer);
+    const size_t m = reduced_dims(b), k = a.shape.size() - m;
     const DType d = a.dtype;
     const bool fl = is_float(d);
     // Float sums accumulate in double: closer to libtorch's cascade summation.
     const std::string acc_t = (op == "sum" || op == "var")
                                   ? (fl ? "double" : "int64_t")
                                   : compute_type(d);
-    begin_nest();
-    body_ += "  for (int64_t o = lo; o < hi; ++o) {\n";
-    indent_ = "    ";
-    Idx idx = unflatten("o", a.shape, k);
-    for (size_t i = 0; i < idx.size(); ++i) line(fmt::format("const int64_t i{} = {};", i, idx[i]));
-    for (size_t i = 0; i < idx.size(); ++i) idx[i] = fmt::format("i{}", i);
     const std::string init = fl ? (op == "amin" ? "__builtin_inf()" : "(-__builtin_inf())")
                                 : (op == "amin" ? max_of(d) : min_of(d));
-    // One pass over the reduced dims: `step(x)` updates the accumulator.
-    auto pass = [&](const std::string& acc, bool simd, auto step) {
+    const std::string res = fmt::format("red{}", vars_++);
+    line(fmt::format("{} {};", compute_type(r.dtype), res));
+    line("{");
+    indent_ += "  ";
+    auto saved_memo = memo_;
+    // One pass over the reduced dims: `step(x)` updates the accumulators,
+    // `simd` is the innermost loop's reduction clause (empty: none).
+    auto pass = [&](const std::string& simd, auto step) {
       Idx full = idx;
-      for (size_t j = 0; j < m; ++j) {
-        if (j + 1 == m && simd) line(fmt::format("#pragma omp simd reduction(+:{})", acc));
-        line(fmt::format("for (int64_t r{0} = 0; r{0} < {1}; ++r{0}) {{", j, a.shape[k + j]));
-        indent_ += "  ";
-        full.push_back(fmt::format("r{}", j));
-      }
       auto saved = memo_;
-      step(value_at(a, full));
-      memo_ = std::move(saved);
       for (size_t j = 0; j < m; ++j) {
-        indent_.resize(indent_.size() - 2);
-        line("}");
+        full.push_back(fmt::format("r{}", j));
+        open_loop(full.back(), "0", std::to_string(a.shape[k + j]),
+                  j + 1 == m && !simd.empty() ? "simd " + simd : "");
       }
+      step(value_at(a, full));
+      for (size_t j = 0; j < m; ++j) close_loop();
+      memo_ = std::move(saved);
     };
-    const Idx out_idx = idx;
     std::string result;
     if (op == "sum") {
       line(fmt::format("{} acc = 0;", acc_t));
-      pass("acc", true, [&](const std::string& x) { line(fmt::format("acc += {};", x)); });
+      pass("reduction(+:acc)", [&](const std::string& x) { line(fmt::format("acc += {};", x)); });
       result = "acc";
     } else if (op == "amax" || op == "amin") {
+      // Vectorised: a plain max/min, plus a flag for NaN (which wins, as in libtorch).
       line(fmt::format("{} acc = {};", acc_t, init));
       const char* cmp = op == "amax" ? ">" : "<";
-      pass("acc", false, [&](const std::string& x) {
-        line(fl ? fmt::format("acc = ({0} != {0} || {0} {1} acc) ? {0} : acc;", x, cmp)
-                : fmt::format("acc = {0} {1} acc ? {0} : acc;", x, cmp));
-      });
+      const std::string clause = fmt::format("reduction({}:acc)", op == "amax" ? "max" : "min");
+      if (fl) {
+        line("int nan = 0;");
+        pass(clause + " reduction(|:nan)", [&](const std::string& x) {
+          line(fmt::format("nan |= {0} != {0};", x));
+          line(fmt::format("acc = {0} {1} acc ? {0} : acc;", x, cmp));
+        });
+        line("if (nan) acc = __builtin_nanf(\"\");");
+      } else {
+        pass(clause, [&](const std::string& x) {
+          line(fmt::format("acc = {0} {1} acc ? {0} : acc;", x, cmp));
+        });
+      }
       result = "acc";
     } else if (op == "argmax") {
       line(fmt::format("{} best = {};", acc_t, init));
       line("int64_t best_i = 0, pos = 0;");
-      pass("", false, [&](const std::string& x) {
+      pass("", [&](const std::string& x) {
         line(fl ? fmt::format("if ({0} > best || ({0} != {0} && best == best)) {{ best = {0}; "
                               "best_i = pos; }}", x)
                 : fmt::format("if ({0} > best) {{ best = {0}; best_i = pos; }}", x));
@@ -490,18 +593,102 @@ class Generator {
       const int64_t count = numel(Shape(a.shape.begin() + k, a.shape.end()));
       const double correction = b.args[2].to_double();
       line("double s1 = 0;");
-      pass("s1", true, [&](const std::string& x) { line(fmt::format("s1 += {};", x)); });
+      pass("reduction(+:s1)", [&](const std::string& x) { line(fmt::format("s1 += {};", x)); });
       line(fmt::format("const double mean = s1 / {};", count));
       line("double s2 = 0;");
-      pass("s2", true, [&](const std::string& x) {
+      pass("reduction(+:s2)", [&](const std::string& x) {
         line(fmt::format("s2 += ((double){0} - mean) * ((double){0} - mean);", x));
       });
       double denom = static_cast<double>(count) - correction;
       result = fmt::format("(s2 / {})", double_literal(std::max(denom, 0.0)));
     }
-    line(store(r, out_idx, fmt::format("({}){}", compute_type(r.dtype), round_to(r.dtype, result))));
+    line(fmt::format("{} = ({}){};", res, compute_type(r.dtype), round_to(r.dtype, result)));
+    memo_ = std::move(saved_memo);
+    indent_.resize(indent_.size() - 2);
+    line("}");
+    return res;
+  }
+
+  // Opens the parallel loop over the leading `k` dims of `shape` and returns
+  // their index variables.
+  Idx open_outer_loop(const Shape& shape, size_t k) {
+    body_ += "  for (int64_t o = lo; o < hi; ++o) {\n";
+    indent_ = "    ";
+    Idx idx = unflatten("o", shape, k);
+    for (size_t i = 0; i < idx.size(); ++i) line(fmt::format("const int64_t i{} = {};", i, idx[i]));
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = fmt::format("i{}", i);
+    return idx;
+  }
+
+  void reduction_nest(const BoundSymbol& b) {
+    const Proxy& a = *b.args[0].proxy();
+    const size_t k = a.shape.size() - reduced_dims(b);
+    begin_nest();
+    const Idx idx = open_outer_loop(a.shape, k);
+    const std::string v = reduction_value(b, idx);
+    line(store(*b.output.proxy(), idx, v));
     body_ += "  }\n";
-    end_nest(range, a.numel(), "");
+    end_nest(numel(Shape(a.shape.begin(), a.shape.begin() + k)), a.numel(), "");
+  }
+
+  // Row fusion: when every reduction keeps the same leading dims and every
+  // output starts with them, the region is one parallel loop over those dims
+  // and each iteration does a whole row: its reductions in order (results in
+  // registers, not scratch memory), then the outputs' elements. A softmax or
+  // layer norm row is read from cache instead of memory by its later passes.
+  // Applies only if every read of a reduction result is of the current row
+  // (checked while generating); otherwise returns false with nothing emitted.
+  bool row_nest(const std::vector<const BoundSymbol*>& reductions,
+                const std::vector<const Proxy*>& outs) {
+    const Proxy& a0 = *reductions.front()->args[0].proxy();
+    const size_t k = a0.shape.size() - reduced_dims(*reductions.front());
+    const Shape outer(a0.shape.begin(), a0.shape.begin() + k);
+    if (k == 0) return false;
+    int64_t work = 0;
+    for (const BoundSymbol* b : reductions) {
+      const Proxy& a = *b->args[0].proxy();
+      if (a.shape.size() - reduced_dims(*b) != k || !std::equal(outer.begin(), outer.end(), a.shape.begin()))
+        return false;
+      work += a.numel();
+    }
+    for (const Proxy* p : outs) {
+      if (p->shape.size() < k || !std::equal(outer.begin(), outer.end(), p->shape.begin())) return false;
+      work += p->numel();
+    }
+    const std::string saved_nests = nests_, saved_kernel = kernel_body_;
+    const int saved_vars = vars_, saved_count = nest_count_;
+    begin_nest();
+    row_idx_ = open_outer_loop(outer, k);
+    row_shape_ = outer;
+    row_failed_ = false;
+    for (const BoundSymbol* b : reductions)
+      row_values_[b->output.proxy().get()] = reduction_value(*b, row_idx_);
+    for (const Proxy* p : outs) {
+      if (row_values_.count(p)) {
+        line(store(*p, row_idx_, row_values_.at(p)));
+        continue;
+      }
+      Idx idx = row_idx_;
+      auto saved = memo_;
+      for (size_t d = k; d < p->shape.size(); ++d) {
+        idx.push_back(fmt::format("j{}", d));
+        open_loop(idx.back(), "0", std::to_string(p->shape[d]), d + 1 == p->shape.size() ? "simd" : "");
+      }
+      line(store(*p, idx, value_at(*p, idx)));
+      for (size_t d = k; d < p->shape.size(); ++d) close_loop();
+      memo_ = std::move(saved);
+    }
+    body_ += "  }\n";
+    row_values_.clear();
+    if (row_failed_) {
+      nests_ = saved_nests;
+      kernel_body_ = saved_kernel;
+      vars_ = saved_vars;
+      nest_count_ = saved_count;
+      return false;
+    }
+    end_nest(numel(outer), work, "");
+    return true;
   }
 
   static std::string max_of(DType d) {
@@ -531,6 +718,14 @@ class Generator {
   std::unordered_map<const Proxy*, Buffer> buffers_;
   std::unordered_map<const Proxy*, std::string> numbers_;
   std::unordered_set<const Proxy*> materialised_;
+  // Row fusion: reduction results of the current row, the row's index
+  // variables and shape, and whether some read was of another row.
+  std::unordered_map<const Proxy*, std::string> row_values_;
+  Idx row_idx_;
+  Shape row_shape_;
+  bool row_failed_ = false;
+  std::vector<Loop> loops_;
+  bool hoisting_ = false;
   std::unordered_map<std::string, std::string> memo_;
   std::string decls_, body_, nests_, kernel_body_, indent_;
   int vars_ = 0, nest_count_ = 0;

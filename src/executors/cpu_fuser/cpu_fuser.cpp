@@ -31,6 +31,7 @@ struct FusionSymbol : Symbol {
   KernelFn fn = nullptr;
   int64_t flat_numel = 0;
   std::vector<BufferSpec> outputs, scratch;
+  std::string source;
   std::vector<bool> number_is_float;  // per input; numbers only
   // Reused by each call (programs run one call at a time).
   mutable std::vector<at::Tensor> held;
@@ -189,6 +190,11 @@ Executor& cpu_fuser_executor() {
 
 }  // namespace cpu_fuser
 
+std::string fusion_source(const BoundSymbol& region) {
+  if (!cpu_fuser::is_fusion_symbol(*region.sym)) return "";
+  return static_cast<const cpu_fuser::FusionSymbol&>(*region.sym).source;
+}
+
 Trace fusion_pass(const Trace& trace, const std::vector<Executor*>& executors,
                   const std::string& fusion_type) {
   int me = -1;
@@ -234,6 +240,7 @@ Trace fusion_pass(const Trace& trace, const std::vector<Executor*>& executors,
       f.held.resize(slots);
       f.ptrs.resize(slots);
       f.numbers.resize(region.args.size());
+      f.source = ks.code;
       sources.push_back(std::move(ks.code));
     }
     made.push_back(&f);
