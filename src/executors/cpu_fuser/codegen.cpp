@@ -363,6 +363,15 @@ class Generator {
   std::string elementwise(const BoundSymbol& b, const Idx& idx) {
     const std::string op(b.sym->name());
     const DType od = b.output.proxy()->dtype;
+    if (op == "full") {  // (shape, fill_value, device, dtype)
+      const Value& fill = b.args[1];
+      if (!fill.is_proxy()) return literal(fill, od);
+      return round_to(od, fmt::format("(({}){})", compute_type(od), value_at(*fill.proxy(), idx)));
+    }
+    if (op == "iota") {  // (length, start, step, device, dtype): start + step * i, exact in int64
+      return fmt::format("(({})({}LL + {}LL * {}))", compute_type(od), b.args[1].as_int(),
+                         b.args[2].as_int(), idx.empty() ? "0" : idx[0]);
+    }
     // Literals take the dtype of the tensor operands (for where: the values').
     DType operand = od;
     for (size_t i = op == "where" ? 1 : 0; i < b.args.size(); ++i)

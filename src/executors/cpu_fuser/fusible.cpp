@@ -9,7 +9,8 @@ namespace {
 
 const std::unordered_map<std::string_view, OpKind>& table() {
   using K = OpKind;
-  // Matmul, embedding, indexing, cat/pad/slice and factories stay with aten.
+  // Matmul, embedding, indexing, cat/pad/slice, empty and stateful draws stay
+  // with aten; full and iota are elementwise without inputs.
   // prims.uniform_philox joins as an Elementwise row (with its emitter in
   // codegen.cpp) once the stateless RNG prim exists.
   static const std::unordered_map<std::string_view, OpKind> t = {
@@ -31,6 +32,7 @@ const std::unordered_map<std::string_view, OpKind>& table() {
       {"prims.ge", K::Elementwise},          {"prims.logical_and", K::Elementwise},
       {"prims.logical_or", K::Elementwise},  {"prims.where", K::Elementwise},
       {"prims.convert_element_type", K::Elementwise},
+      {"prims.full", K::Elementwise},        {"prims.iota", K::Elementwise},
       {"prims.broadcast_in_dim", K::View},   {"prims.reshape", K::View},
       {"prims.squeeze", K::View},            {"prims.transpose", K::View},
       {"prims.sum", K::Reduction},           {"prims.amax", K::Reduction},
@@ -74,6 +76,8 @@ bool fusible(const BoundSymbol& b) {
     if (p->is_tensor() && p->device.type != Device::Type::CPU) return false;
   for (const ProxyPtr& p : b.flat_outputs())
     if (!p->is_tensor() || p->device.type != Device::Type::CPU) return false;
+  // iota's start and step are written into the kernel as constants.
+  if (b.sym->id == "prims.iota" && (b.args[1].is_proxy() || b.args[2].is_proxy())) return false;
   return *kind != OpKind::Reduction || innermost_reduction(b);
 }
 
