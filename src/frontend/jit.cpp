@@ -15,6 +15,7 @@
 #include "thunder/runtime/guard.h"
 #include "thunder/runtime/program.h"
 #include "thunder/transforms/autodiff.h"
+#include "thunder/transforms/cse.h"
 #include "thunder/transforms/dce.h"
 #include "thunder/transforms/del_last_used.h"
 #include "thunder/transforms/rematerialize.h"
@@ -419,6 +420,17 @@ CacheEntry* JitState::compile(TraceFn fn, void* ctx) {
       b.provenance = fmt::format("Constructed by Rematerialization (saved for backward: {} bytes)",
                                  saved_bytes(fb.saved));
       entry->backward_traces.push_back(b);
+      // The recomputed forward values are often computed by grad rules too
+      // (sin's rule takes cos(x), cos's takes sin(x)). A stage only when CSE
+      // merged something, so other programs keep their stages.
+      t0 = Clock::now();
+      Trace merged = cse(b);
+      if (merged.bsyms.size() != b.bsyms.size()) {
+        b = std::move(merged);
+        b.provenance = fmt::format("Constructed by Common Subexpression Elimination (took {} ms)",
+                                   static_cast<int64_t>(ms_since(t0)));
+        entry->backward_traces.push_back(b);
+      }
     }
     auto bwd = std::make_shared<CompiledBackward>();
     bwd->pool = pool;

@@ -29,7 +29,7 @@ void register_backward() {
                     "'tanh', got '{}'", approx);
       // Phi(x) + x phi(x)
       Value cdf = ltorch::mul(
-          ltorch::add(ltorch::erf(ltorch::mul(x, std::numbers::sqrt2 / 2)), 1.0), 0.5);
+          ltorch::add(ltorch::erf(ltorch::mul(x, kInvSqrt2)), 1.0), 0.5);
       Value pdf = ltorch::mul(ltorch::exp(ltorch::mul(ltorch::mul(x, x), -0.5)),
                               1.0 / std::sqrt(2.0 * std::numbers::pi));
       d = ltorch::add(cdf, ltorch::mul(x, pdf));

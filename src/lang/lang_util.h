@@ -2,6 +2,7 @@
 // broadcasting and type promotion expressed with prims.
 #pragma once
 
+#include <numbers>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,11 @@
 #include "thunder/prims/prims.h"
 
 namespace thunder::ltorch::detail {
+
+// 1/sqrt(2), correctly rounded (sqrt2 / 2 is exact; 1 / sqrt2 rounds twice and
+// is one ulp low). gelu's body and its grad rule share it, so CSE merges the
+// backward's erf(x * c) with the forward's recomputed one.
+inline constexpr double kInvSqrt2 = std::numbers::sqrt2 / 2;
 
 // Registers a composite symbol.
 void define(std::string id, std::vector<std::string> params, uint32_t tags, BodyFn body);

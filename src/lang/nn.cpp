@@ -122,7 +122,7 @@ Value gelu_body(const OpArgs& args) {
   Value xc = maybe_convert(args[0], compute_dtype(x.dtype));
   Value inner;
   if (approximate == "none") {
-    inner = prims::erf(prims::mul(xc, 1.0 / std::numbers::sqrt2));
+    inner = prims::erf(prims::mul(xc, kInvSqrt2));
   } else {
     const double k = std::sqrt(2.0 / std::numbers::pi);
     Value cube = prims::mul(prims::mul(xc, xc), xc);

@@ -6,6 +6,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "thunder/transforms/rematerialize_regions.h"
+
 namespace thunder {
 
 namespace {
@@ -150,7 +152,8 @@ std::vector<std::vector<size_t>> fusion_groups(const std::vector<BoundSymbol>& b
 }
 
 Trace form_fusion_regions(const Trace& trace, const std::vector<bool>& fusible,
-                          FusionStrategy strategy, int executor, const RegionSymbolFn& make_symbol) {
+                          FusionStrategy strategy, int executor, const RegionSymbolFn& make_symbol,
+                          bool rematerialize) {
   const auto& bsyms = trace.bsyms;
   std::vector<std::vector<size_t>> groups = fusion_groups(bsyms, fusible, strategy);
   // Units: each group, and each statement outside groups, keyed by its first statement.
@@ -196,15 +199,17 @@ Trace form_fusion_regions(const Trace& trace, const std::vector<bool>& fusible,
     for (const auto& p : outs) returned.insert(p.get());
   }
 
-  Trace out = trace.empty_like();
-  int region_count = 0;
+  // The program in its new order, regions without symbols yet.
+  std::vector<BoundSymbol> stmts;
+  std::vector<bool> stmt_is_region;
   while (!ready.empty()) {
     size_t u = ready.top().second;
     ready.pop();
     for (size_t s : succ[u])
       if (--indegree[s] == 0) ready.push({units[s].front(), s});
+    stmt_is_region.push_back(is_region[u]);
     if (!is_region[u]) {
-      out.bsyms.push_back(bsyms[units[u].front()]);
+      stmts.push_back(bsyms[units[u].front()]);
       continue;
     }
     BoundSymbol region;
@@ -226,13 +231,43 @@ Trace form_fusion_regions(const Trace& trace, const std::vector<bool>& fusible,
     }
     region.args = std::move(ins);
     region.output = Value(std::move(outs));
-    region.sym = make_symbol(region_count, region);
-    if (!region.sym) {  // declined: the statements stay as they are
-      for (size_t s : units[u]) out.bsyms.push_back(bsyms[s]);
+    stmts.push_back(std::move(region));
+  }
+
+  if (rematerialize) rematerialize_between_regions(stmts, stmt_is_region, trace.output);
+
+  Trace out = trace.empty_like();
+  std::unordered_set<const Proxy*> defined(trace.inputs.size());
+  for (const ProxyPtr& p : trace.inputs) defined.insert(p.get());
+  auto define = [&](const BoundSymbol& b) {
+    for (const ProxyPtr& p : b.flat_outputs()) defined.insert(p.get());
+  };
+  int region_count = 0;
+  for (size_t i = 0; i < stmts.size(); ++i) {
+    BoundSymbol& b = stmts[i];
+    if (!stmt_is_region[i]) {
+      define(b);
+      out.bsyms.push_back(std::move(b));
+      continue;
+    }
+    if (b.subsymbols.empty()) continue;  // its outputs are all recomputed by consumers
+    b.sym = make_symbol(region_count, b);
+    if (!b.sym) {
+      // Declined: the statements stay as they are, but for recomputed copies
+      // of values another statement defines already.
+      for (BoundSymbol& s : b.subsymbols) {
+        std::vector<ProxyPtr> o = s.flat_outputs();
+        if (!o.empty() && std::all_of(o.begin(), o.end(),
+                                      [&](const ProxyPtr& p) { return defined.count(p.get()); }))
+          continue;
+        define(s);
+        out.bsyms.push_back(std::move(s));
+      }
       continue;
     }
     ++region_count;
-    out.bsyms.push_back(std::move(region));
+    define(b);
+    out.bsyms.push_back(std::move(b));
   }
   return out;
 }

@@ -152,3 +152,48 @@ TEST(FusionRegions, DeclinedRegionsKeepTheirStatements) {
 
 }  // namespace
 }  // namespace thunder
+
+namespace thunder {
+namespace {
+
+// Rematerialization between regions: the consecutive split of
+// split_by_barrier() leaves region 1 reading t0 = x * 2 from region 0;
+// recomputing it from x saves region 0's write of t0 and is no more reading.
+TEST(FusionRegions, ConsumerRecomputesCheapProducerValue) {
+  Trace t = split_by_barrier();
+  Trace f = form_fusion_regions(t, fusible_of(t), FusionStrategy::Consecutive, 0, region_symbol,
+                                /*rematerialize=*/true);
+  EXPECT_EQ(f.str(),
+            "def computation(x):\n"
+            "  # x: \"cpu f32[2]\"\n"
+            "  [t1] = cppFusion0(x)  # t1: \"cpu f32[2]\"\n"
+            "    # t0 = prims.mul(x, 2.0)  # t0: \"cpu f32[2]\"\n"
+            "    # t1 = prims.exp(t0)  # t1: \"cpu f32[2]\"\n"
+            "  t2 = test.show(t1)  # t2: \"cpu f32[2]\"\n"
+            "  [t4] = cppFusion1(x)  # t4: \"cpu f32[2]\"\n"
+            "    # t0 = prims.mul(x, 2.0)  # t0: \"cpu f32[2]\"\n"
+            "    # t3 = prims.add(t0, 1.0)  # t3: \"cpu f32[2]\"\n"
+            "    # t4 = prims.neg(t3)  # t4: \"cpu f32[2]\"\n"
+            "  return [t2, t4]\n");
+}
+
+// A value the program returns stays written; reading x instead of it would
+// add bytes, so the consumer keeps reading it.
+TEST(FusionRegions, ReturnedProducerValueIsNotRecomputed) {
+  Trace t;
+  {
+    TracingScope s(t);
+    ProxyPtr x = s.ctx().add_tensor_input("x", {2}, DType::f32, Device::cpu(), false);
+    Value a = prims::mul(x, 2.0);
+    Value b = testing::show({a});
+    Value c = prims::add(a, b);
+    t.output = Value(std::vector<Value>{a, c});
+  }
+  Trace plain = fuse(t, FusionStrategy::Dataflow);
+  Trace f = form_fusion_regions(t, fusible_of(t), FusionStrategy::Dataflow, 0, region_symbol,
+                                /*rematerialize=*/true);
+  EXPECT_EQ(f.str(), plain.str());
+}
+
+}  // namespace
+}  // namespace thunder

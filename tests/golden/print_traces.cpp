@@ -40,13 +40,14 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (std::strcmp(argv[1], "rematerialize") == 0) {
-    // The forward/backward pair before and after rematerialization.
+    // The forward/backward pair before and after rematerialization, then the
+    // backward after CSE (the grad rules' sin and cos merged with the recomputed ones).
     auto fn = [](const Tensor& x) { return (x.sin() * x.cos() + x.exp()).sum(); };
     auto jfn = thunder::jit(fn, {.arg_names = {"x"}});
     jfn(at::randn({4}).requires_grad_());
     auto fwd = thunder::last_traces(jfn);
     auto bwd = thunder::last_backward_traces(jfn);
-    std::cout << fwd[3] << "\n" << bwd[0] << "\n" << fwd[4] << "\n" << bwd[1];
+    std::cout << fwd[3] << "\n" << bwd[0] << "\n" << fwd[4] << "\n" << bwd[1] << "\n" << bwd[2];
     return 0;
   }
   if (std::strcmp(argv[1], "dropout") == 0) {

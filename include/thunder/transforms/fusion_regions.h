@@ -36,7 +36,11 @@ using RegionSymbolFn = std::function<const Symbol*(int k, const BoundSymbol& reg
 // symbol comes from `make_symbol` once inputs, outputs and subsymbols are set).
 // Region inputs are the values its statements read from outside, in first-use
 // order; its outputs those read after it (or returned), in definition order.
+// With `rematerialize`, consumer regions recompute cheap values of producer
+// regions where that moves fewer bytes (rematerialize_regions.h) before any
+// symbol is made; a producer left without outputs disappears.
 Trace form_fusion_regions(const Trace& trace, const std::vector<bool>& fusible,
-                          FusionStrategy strategy, int executor, const RegionSymbolFn& make_symbol);
+                          FusionStrategy strategy, int executor, const RegionSymbolFn& make_symbol,
+                          bool rematerialize = false);
 
 }  // namespace thunder

@@ -16,6 +16,7 @@
 #include "fusible.h"
 #include "thunder/core/error.h"
 #include "thunder/executors/aten.h"
+#include "thunder/transforms/cse.h"
 #include "thunder/transforms/dce.h"
 #include "thunder/transforms/fusion_regions.h"
 
@@ -210,6 +211,9 @@ Trace fusion_pass(const Trace& trace, const std::vector<Executor*>& executors,
     else
       flat.bsyms.push_back(b);
   }
+  // Composites flattened side by side may repeat each other's prims (gelu's
+  // forward, recomputed in a backward, and gelu's grad rule both take erf(x / sqrt(2))).
+  flat = cse(flat);
   std::vector<bool> fusible(flat.bsyms.size());
   for (size_t i = 0; i < flat.bsyms.size(); ++i) fusible[i] = flat.bsyms[i].executor == me;
   cpu_fuser::keep_escaping_views_out(flat, fusible);
@@ -248,7 +252,7 @@ Trace fusion_pass(const Trace& trace, const std::vector<Executor*>& executors,
   };
   FusionStrategy strategy =
       fusion_type == "consecutive" ? FusionStrategy::Consecutive : FusionStrategy::Dataflow;
-  Trace out = form_fusion_regions(flat, fusible, strategy, me, make_symbol);
+  Trace out = form_fusion_regions(flat, fusible, strategy, me, make_symbol, /*rematerialize=*/true);
 
   if (codegen) {
     std::vector<cpu_fuser::KernelFn> fns = cpu_fuser::load_kernels(sources);
