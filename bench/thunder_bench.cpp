@@ -153,16 +153,49 @@ int64_t saved_bytes(F&& forward) {
 // `leaves`: the tensors whose gradients each iteration resets.
 template <typename Eager, typename Jit>
 void fwd_bwd_row(const char* name, std::vector<at::Tensor> leaves, Eager&& eager, Jit&& jitted,
-                 int iters) {
+                 int iters, int reps = 5) {
   auto zero = [&] {
     for (auto& p : leaves) p.mutable_grad() = at::Tensor();
   };
-  double e = time_us([&] { zero(); eager().backward(); }, iters, 5);
-  double j = time_us([&] { zero(); jitted().backward(); }, iters, 5);
+  double e = time_us([&] { zero(); eager().backward(); }, iters, reps);
+  double j = time_us([&] { zero(); jitted().backward(); }, iters, reps);
   row(std::string(name) + ": fwd+bwd", e, j);
   int64_t se = saved_bytes(eager), sj = saved_bytes(jitted);
   std::printf("%-44s %9.1f KB %9.1f KB %9.2fx\n", (std::string(name) + ": saved").c_str(),
               se / 1024.0, sj / 1024.0, static_cast<double>(se) / sj);
+}
+
+// The fused chain again, now with a backward: eager saves every
+// intermediate and runs one pass per op in both directions; jit fuses the
+// forward and the backward and can recompute instead of saving.
+void gelu_chain_fwd_bwd() {
+  std::printf("\n== gelu(x*w+b)*sigmoid(x)+tanh(x), 16M f32, fwd+bwd (loss = sum) ==\n");
+  thunder::bench::header();
+  const int64_t n = 16 << 20;
+  at::Tensor x = at::randn({n}).requires_grad_(), w = at::randn({n}).requires_grad_(),
+             b = at::randn({n}).requires_grad_();
+  auto chain = [](const Tensor& x, const Tensor& w, const Tensor& b) {
+    return F::gelu(x * w + b) * thunder::sigmoid(x) + thunder::tanh(x);
+  };
+  auto jfn = thunder::jit(chain);
+  fwd_bwd_row("gelu chain 16M", {x, w, b},
+              [&] { return (at::gelu(x * w + b) * at::sigmoid(x) + at::tanh(x)).sum(); },
+              [&] { return jfn(x, w, b).sum().aten(); }, 3);
+}
+
+// Softmax cross-entropy over a 32000-word vocabulary: every tensor here is
+// 0.5 GB, so the few passes over the logits decide the time.
+void softmax_cross_entropy() {
+  std::printf("\n== Softmax cross-entropy [4096, 32000] f32 logits, fwd+bwd ==\n");
+  thunder::bench::header();
+  at::Tensor logits = at::randn({4096, 32000}).requires_grad_();
+  at::Tensor targets = at::randint(0, 32000, {4096});
+  auto jce = thunder::jit([](const Tensor& logits, const Tensor& targets) {
+    return F::cross_entropy(logits, targets);
+  });
+  fwd_bwd_row("cross_entropy 4096x32000", {logits},
+              [&] { return at::cross_entropy_loss(logits, targets); },
+              [&] { return jce(logits, targets).aten(); }, 1, 3);
 }
 
 // Each model eager and jitted, with rematerialization off (save what the
@@ -225,6 +258,8 @@ int main() {
   per_call_overhead();
   fused_elementwise_chain();
   bandwidth_bound_chain();
+  gelu_chain_fwd_bwd();
+  softmax_cross_entropy();
   models_fwd_bwd();
   random_draws();
   return 0;
