@@ -6,8 +6,18 @@
 
 #include <torch/csrc/api/include/torch/version.h>
 
-#include <cstdio>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <thunder/executors/cpu_fuser.h>
 #include <thunder/runtime/memory_meter.h>
 
 #include "bench_util.h"
@@ -224,6 +234,118 @@ void models_fwd_bwd() {
   }
 }
 
+// --- Compile time -----------------------------------------------------------
+// Kernels live in two caches: $THUNDER_CACHE_DIR on disk and a per-process
+// table of loaded kernels. Only a new process sees the disk cache alone, so
+// cold and warm each run in a child: this binary with --compile-child <dir>.
+
+struct CompileChildResult {
+  double fwd_ms = -1, fwd_bwd_ms = -1, compile_ms = -1, steady_fwd_bwd_ms = -1;
+  long long invocations_fwd = -1, invocations = -1, disk_hits = -1;
+};
+
+// In the child: the GPT block from models_fwd_bwd, timed from constructing
+// the jit through the end of its first forward, then its first backward.
+int compile_child(const char* cache_dir) {
+  setenv("THUNDER_CACHE_DIR", cache_dir, 1);  // before anything can compile a kernel
+  at::set_num_threads(1);
+  at::manual_seed(0);
+  thunder::models::GPTBlock gpt(/*vocab=*/512, /*C=*/256, /*heads=*/8);
+  at::Tensor idx = at::randint(0, 512, {8, 128}), tgt = at::randint(0, 512, {8, 128});
+  // One eager step first, so libtorch's own lazy start-up is not billed to jit.
+  gpt.reference(idx, tgt).backward();
+  for (auto& p : gpt.parameters()) p.mutable_grad() = at::Tensor();
+  using Clock = std::chrono::steady_clock;
+  auto ms = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  auto t0 = Clock::now();
+  auto jgpt = thunder::jit(gpt);
+  at::Tensor loss = jgpt(idx, tgt).aten();
+  auto t1 = Clock::now();
+  long long inv_fwd = thunder::cpu_fuser_stats().compiler_invocations;
+  loss.backward();
+  auto t2 = Clock::now();
+  thunder::CpuFuserStats st = thunder::cpu_fuser_stats();
+  // A second call runs what is already compiled: the cost of the step itself.
+  for (auto& p : gpt.parameters()) p.mutable_grad() = at::Tensor();
+  auto t3 = Clock::now();
+  jgpt(idx, tgt).aten().backward();
+  auto t4 = Clock::now();
+  std::printf(
+      "fwd_ms=%.3f fwd_bwd_ms=%.3f compile_ms=%.3f steady_fwd_bwd_ms=%.3f "
+      "invocations_fwd=%lld invocations=%lld disk_hits=%lld\n",
+      ms(t0, t1), ms(t0, t2), thunder::compile_stats(jgpt).last_compile_ms, ms(t3, t4), inv_fwd,
+      static_cast<long long>(st.compiler_invocations), static_cast<long long>(st.disk_cache_hits));
+  return 0;
+}
+
+// In the parent: spawn the child, read its one line from a pipe.
+CompileChildResult run_compile_child(const std::string& cache_dir) {
+  CompileChildResult r;
+  std::error_code ec;
+  std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  int fds[2];
+  if (ec || pipe(fds) != 0) return r;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  posix_spawn_file_actions_addclose(&actions, fds[1]);
+  std::string flag = "--compile-child", dir = cache_dir;
+  std::vector<char*> argv = {self.data(), flag.data(), dir.data(), nullptr};
+  pid_t pid;
+  int rc = posix_spawn(&pid, self.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  std::string out;
+  char buf[512];
+  for (ssize_t k; (k = read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, k);
+  close(fds[0]);
+  int status = 0;
+  if (rc != 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+      WEXITSTATUS(status) != 0) {
+    std::printf("compile child failed (spawn rc %d, status %d): %s\n", rc, status, out.c_str());
+    return r;
+  }
+  std::sscanf(out.c_str(),
+              "fwd_ms=%lf fwd_bwd_ms=%lf compile_ms=%lf steady_fwd_bwd_ms=%lf invocations_fwd=%lld "
+              "invocations=%lld disk_hits=%lld",
+              &r.fwd_ms, &r.fwd_bwd_ms, &r.compile_ms, &r.steady_fwd_bwd_ms, &r.invocations_fwd,
+              &r.invocations, &r.disk_hits);
+  return r;
+}
+
+// Cold: an empty kernel cache, so every fused region runs the system
+// compiler. Warm: a new process on the same cache, so it must compile nothing.
+void gpt_compile_time() {
+  std::printf("\n== Compile time: jit(GPT block B8 T128 C256), child processes ==\n");
+  char tmpl[] = "/tmp/thunder-bench-cache-XXXXXX";
+  if (!mkdtemp(tmpl)) {
+    std::printf("mkdtemp failed\n");
+    return;
+  }
+  CompileChildResult cold = run_compile_child(tmpl);
+  CompileChildResult warm = run_compile_child(tmpl);
+  std::error_code ec;
+  std::filesystem::remove_all(tmpl, ec);
+  std::printf("%-31s %11s %11s %11s %11s %9s %5s\n", "kernel cache", "first fwd", "first f+b",
+              "2nd f+b", "jit compile", "compiler", "disk");
+  std::printf("%-31s %11s %11s %11s %11s %9s %5s\n", "", "", "", "", "(stats)", "runs", "hits");
+  auto line = [](const char* name, const CompileChildResult& r) {
+    std::printf("%-31s %8.1f ms %8.1f ms %8.1f ms %8.1f ms %4lld/%-4lld %5lld\n", name, r.fwd_ms,
+                r.fwd_bwd_ms, r.steady_fwd_bwd_ms, r.compile_ms, r.invocations_fwd, r.invocations,
+                r.disk_hits);
+  };
+  line("cold (empty THUNDER_CACHE_DIR)", cold);
+  line("warm (new process, same dir)", warm);
+  std::printf(
+      "first fwd / first f+b: from constructing thunder::jit through the first forward /\n"
+      "its backward (both include running the step); 2nd f+b: the next step, nothing to\n"
+      "compile; jit compile: compile_stats().last_compile_ms; compiler runs after the first\n"
+      "fwd / after the first f+b. Targets: cold < 15 s; warm < 100 ms, 0 compiler runs.\n");
+}
+
 // Jitted draws are uniform_philox (stateless, recomputable); eager libtorch
 // draws from its Mersenne Twister and saves a float mask.
 void random_draws() {
@@ -253,7 +375,8 @@ void random_draws() {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--compile-child") return compile_child(argv[2]);
   thunder::MemoryMeter::install();
   at::set_num_threads(1);
   std::printf("thunder-cpp benchmarks (libtorch %d.%d, 1 intra-op thread)\n", TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR);
@@ -263,6 +386,7 @@ int main() {
   gelu_chain_fwd_bwd();
   softmax_cross_entropy();
   models_fwd_bwd();
+  gpt_compile_time();
   random_draws();
   return 0;
 }
