@@ -6,8 +6,18 @@
 
 #include <torch/csrc/api/include/torch/version.h>
 
-#include <cstdio>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <thunder/executors/cpu_fuser.h>
 #include <thunder/runtime/memory_meter.h>
 
 #include "bench_util.h"
@@ -83,6 +93,63 @@ void fused_elementwise_chain() {
               (got - want).abs().max().item<double>(), (hand - want).abs().max().item<double>());
 }
 
+// relu(x * a + b) on 64M floats reads 256 MB and writes 256 MB, the same
+// traffic as a copy, so its yardstick is the machine's copy bandwidth
+// measured here, not another compute kernel.
+void bandwidth_bound_chain() {
+  std::printf("\n== Bandwidth-bound chain: relu(x*a+b), 64M f32, float scalars a, b ==\n");
+  at::NoGradGuard no_grad;
+  const int64_t n = 64 << 20;
+  const double a = 1.5, b = -0.25;
+  at::Tensor x = at::randn({n});
+  // a and b are plain C++ doubles: trace-time constants guarded by value,
+  // like Python floats under thunder's default cache.
+  auto chain = [](const Tensor& x, double a, double b) { return thunder::relu(x * a + b); };
+  auto jfn = thunder::jit(chain);
+  at::Tensor want = at::relu(x * a + b);
+  double diff = (jfn(x, a, b).aten() - want).abs().max().item<double>();
+  const int iters = 5;
+  double eager = time_us([&] { at::Tensor r = at::relu(x * a + b); }, iters);
+  double jitted = time_us([&] { Tensor r = jfn(x, a, b); }, iters);
+  // The copy yardsticks: into a preallocated buffer (pure bandwidth), and
+  // into a freshly allocated buffer each time, what a new result costs when
+  // nothing recycles it (with glibc, a 256 MB block is a fresh mmap whose
+  // pages fault in on first touch). jit's memory plan takes back a result
+  // the caller dropped and hands it out again on the next call
+  // (runtime/buffer_pool.h), so in this loop jit writes into warm pages,
+  // like the preallocated copy.
+  at::Tensor dst = at::empty_like(x);
+  double copy_pre =
+      time_us([&] { hand_copy(x.data_ptr<float>(), dst.data_ptr<float>(), n); }, iters);
+  double copy_fresh = time_us([&] {
+    at::Tensor r = at::empty_like(x);
+    hand_copy(x.data_ptr<float>(), r.data_ptr<float>(), n);
+  }, iters);
+  double aten_copy = time_us([&] { dst.copy_(x); }, iters);
+  double aten_clone = time_us([&] { at::Tensor r = x.clone(); }, iters);
+  const double bytes = 2.0 * n * sizeof(float);  // read + write
+  auto gbps = [&](double us) { return bytes / (us * 1e3); };
+  thunder::bench::header();
+  row("relu(x*a+b): libtorch eager vs jit", eager, jitted);
+  std::printf("%-44s %12s %12s\n", "bandwidth (read+write bytes, 1 GB = 1e9 B)", "time", "GB/s");
+  auto bw = [&](const char* name, double us) {
+    std::printf("%-44s %9.0f us %9.2f GB/s\n", name, us, gbps(us));
+  };
+  bw("hand copy loop, preallocated output", copy_pre);
+  bw("hand copy loop, fresh output each time", copy_fresh);
+  bw("at::Tensor::copy_, preallocated output", aten_copy);
+  bw("at::Tensor::clone (fresh output)", aten_clone);
+  bw("relu(x*a+b) eager", eager);
+  bw("relu(x*a+b) jit", jitted);
+  std::printf("jit bandwidth: %.0f%% of preallocated copy, %.0f%% of fresh-output copy "
+              "(target >= 70%%); max abs diff vs eager %.3g\n",
+              100.0 * copy_pre / jitted, 100.0 * copy_fresh / jitted, diff);
+  // Whether jit's results came from fresh memory or from its buffer pool.
+  thunder::CompileStats cs = thunder::compile_stats(jfn);
+  std::printf("jit memory plan: %lld buffer reuses, %.0f MB idle buffers kept\n",
+              static_cast<long long>(cs.buffer_reuses), cs.idle_buffer_bytes / 1e6);
+}
+
 // Bytes the forward leaves alive for the backward (besides its output).
 template <typename F>
 int64_t saved_bytes(F&& forward) {
@@ -96,16 +163,49 @@ int64_t saved_bytes(F&& forward) {
 // `leaves`: the tensors whose gradients each iteration resets.
 template <typename Eager, typename Jit>
 void fwd_bwd_row(const char* name, std::vector<at::Tensor> leaves, Eager&& eager, Jit&& jitted,
-                 int iters) {
+                 int iters, int reps = 5) {
   auto zero = [&] {
     for (auto& p : leaves) p.mutable_grad() = at::Tensor();
   };
-  double e = time_us([&] { zero(); eager().backward(); }, iters, 5);
-  double j = time_us([&] { zero(); jitted().backward(); }, iters, 5);
+  double e = time_us([&] { zero(); eager().backward(); }, iters, reps);
+  double j = time_us([&] { zero(); jitted().backward(); }, iters, reps);
   row(std::string(name) + ": fwd+bwd", e, j);
   int64_t se = saved_bytes(eager), sj = saved_bytes(jitted);
   std::printf("%-44s %9.1f KB %9.1f KB %9.2fx\n", (std::string(name) + ": saved").c_str(),
               se / 1024.0, sj / 1024.0, static_cast<double>(se) / sj);
+}
+
+// The fused chain again, now with a backward: eager saves every
+// intermediate and runs one pass per op in both directions; jit fuses the
+// forward and the backward and can recompute instead of saving.
+void gelu_chain_fwd_bwd() {
+  std::printf("\n== gelu(x*w+b)*sigmoid(x)+tanh(x), 16M f32, fwd+bwd (loss = sum) ==\n");
+  thunder::bench::header();
+  const int64_t n = 16 << 20;
+  at::Tensor x = at::randn({n}).requires_grad_(), w = at::randn({n}).requires_grad_(),
+             b = at::randn({n}).requires_grad_();
+  auto chain = [](const Tensor& x, const Tensor& w, const Tensor& b) {
+    return F::gelu(x * w + b) * thunder::sigmoid(x) + thunder::tanh(x);
+  };
+  auto jfn = thunder::jit(chain);
+  fwd_bwd_row("gelu chain 16M", {x, w, b},
+              [&] { return (at::gelu(x * w + b) * at::sigmoid(x) + at::tanh(x)).sum(); },
+              [&] { return jfn(x, w, b).sum().aten(); }, 3);
+}
+
+// Softmax cross-entropy over a 32000-word vocabulary: every tensor here is
+// 0.5 GB, so the few passes over the logits decide the time.
+void softmax_cross_entropy() {
+  std::printf("\n== Softmax cross-entropy [4096, 32000] f32 logits, fwd+bwd ==\n");
+  thunder::bench::header();
+  at::Tensor logits = at::randn({4096, 32000}).requires_grad_();
+  at::Tensor targets = at::randint(0, 32000, {4096});
+  auto jce = thunder::jit([](const Tensor& logits, const Tensor& targets) {
+    return F::cross_entropy(logits, targets);
+  });
+  fwd_bwd_row("cross_entropy 4096x32000", {logits},
+              [&] { return at::cross_entropy_loss(logits, targets); },
+              [&] { return jce(logits, targets).aten(); }, 1, 3);
 }
 
 // Each model eager and jitted, with rematerialization off (save what the
@@ -114,14 +214,16 @@ void models_fwd_bwd() {
   std::printf("\n== Forward + backward (eager libtorch vs jit) ==\n");
   thunder::bench::header();
   at::manual_seed(0);
-  thunder::models::MLP mlp(1024, 4096);
-  at::Tensor x = at::randn({512, 1024});
-  for (bool remat : {false, true}) {
-    auto jmlp = thunder::jit(mlp, {.rematerialize = remat});
-    fwd_bwd_row(remat ? "MLP 512x1024->4096, remat on" : "MLP 512x1024->4096, remat off",
-                mlp.parameters(), [&] { return mlp.reference(x).sum(); },
-                [&] { return jmlp(x).sum().aten(); }, 5);
-  }
+  // The transformer MLP block at training shape: matmuls dominate (about
+  // 200 GFLOP per fwd+bwd on one thread), so one iteration per sample.
+  // Eager dropout draws from libtorch's generator and jit from Philox, so
+  // the values differ; the work does not.
+  thunder::models::MLP mlp(1024, 4096, /*p=*/0.1);
+  mlp.train();
+  at::Tensor x = at::randn({4096, 1024});
+  auto jmlp = thunder::jit(mlp);
+  fwd_bwd_row("MLP 4096x1024->4096 p=0.1, remat on", mlp.parameters(),
+              [&] { return mlp.reference(x).sum(); }, [&] { return jmlp(x).sum().aten(); }, 1, 3);
   thunder::models::GPTBlock gpt(/*vocab=*/512, /*C=*/256, /*heads=*/8);
   at::Tensor idx = at::randint(0, 512, {8, 128}), tgt = at::randint(0, 512, {8, 128});
   for (bool remat : {false, true}) {
@@ -130,6 +232,118 @@ void models_fwd_bwd() {
                 gpt.parameters(), [&] { return gpt.reference(idx, tgt); },
                 [&] { return jgpt(idx, tgt).aten(); }, 5);
   }
+}
+
+// --- Compile time -----------------------------------------------------------
+// Kernels live in two caches: $THUNDER_CACHE_DIR on disk and a per-process
+// table of loaded kernels. Only a new process sees the disk cache alone, so
+// cold and warm each run in a child: this binary with --compile-child <dir>.
+
+struct CompileChildResult {
+  double fwd_ms = -1, fwd_bwd_ms = -1, compile_ms = -1, steady_fwd_bwd_ms = -1;
+  long long invocations_fwd = -1, invocations = -1, disk_hits = -1;
+};
+
+// In the child: the GPT block from models_fwd_bwd, timed from constructing
+// the jit through the end of its first forward, then its first backward.
+int compile_child(const char* cache_dir) {
+  setenv("THUNDER_CACHE_DIR", cache_dir, 1);  // before anything can compile a kernel
+  at::set_num_threads(1);
+  at::manual_seed(0);
+  thunder::models::GPTBlock gpt(/*vocab=*/512, /*C=*/256, /*heads=*/8);
+  at::Tensor idx = at::randint(0, 512, {8, 128}), tgt = at::randint(0, 512, {8, 128});
+  // One eager step first, so libtorch's own lazy start-up is not billed to jit.
+  gpt.reference(idx, tgt).backward();
+  for (auto& p : gpt.parameters()) p.mutable_grad() = at::Tensor();
+  using Clock = std::chrono::steady_clock;
+  auto ms = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  auto t0 = Clock::now();
+  auto jgpt = thunder::jit(gpt);
+  at::Tensor loss = jgpt(idx, tgt).aten();
+  auto t1 = Clock::now();
+  long long inv_fwd = thunder::cpu_fuser_stats().compiler_invocations;
+  loss.backward();
+  auto t2 = Clock::now();
+  thunder::CpuFuserStats st = thunder::cpu_fuser_stats();
+  // A second call runs what is already compiled: the cost of the step itself.
+  for (auto& p : gpt.parameters()) p.mutable_grad() = at::Tensor();
+  auto t3 = Clock::now();
+  jgpt(idx, tgt).aten().backward();
+  auto t4 = Clock::now();
+  std::printf(
+      "fwd_ms=%.3f fwd_bwd_ms=%.3f compile_ms=%.3f steady_fwd_bwd_ms=%.3f "
+      "invocations_fwd=%lld invocations=%lld disk_hits=%lld\n",
+      ms(t0, t1), ms(t0, t2), thunder::compile_stats(jgpt).last_compile_ms, ms(t3, t4), inv_fwd,
+      static_cast<long long>(st.compiler_invocations), static_cast<long long>(st.disk_cache_hits));
+  return 0;
+}
+
+// In the parent: spawn the child, read its one line from a pipe.
+CompileChildResult run_compile_child(const std::string& cache_dir) {
+  CompileChildResult r;
+  std::error_code ec;
+  std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  int fds[2];
+  if (ec || pipe(fds) != 0) return r;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  posix_spawn_file_actions_addclose(&actions, fds[1]);
+  std::string flag = "--compile-child", dir = cache_dir;
+  std::vector<char*> argv = {self.data(), flag.data(), dir.data(), nullptr};
+  pid_t pid;
+  int rc = posix_spawn(&pid, self.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  std::string out;
+  char buf[512];
+  for (ssize_t k; (k = read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, k);
+  close(fds[0]);
+  int status = 0;
+  if (rc != 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+      WEXITSTATUS(status) != 0) {
+    std::printf("compile child failed (spawn rc %d, status %d): %s\n", rc, status, out.c_str());
+    return r;
+  }
+  std::sscanf(out.c_str(),
+              "fwd_ms=%lf fwd_bwd_ms=%lf compile_ms=%lf steady_fwd_bwd_ms=%lf invocations_fwd=%lld "
+              "invocations=%lld disk_hits=%lld",
+              &r.fwd_ms, &r.fwd_bwd_ms, &r.compile_ms, &r.steady_fwd_bwd_ms, &r.invocations_fwd,
+              &r.invocations, &r.disk_hits);
+  return r;
+}
+
+// Cold: an empty kernel cache, so every fused region runs the system
+// compiler. Warm: a new process on the same cache, so it must compile nothing.
+void gpt_compile_time() {
+  std::printf("\n== Compile time: jit(GPT block B8 T128 C256), child processes ==\n");
+  char tmpl[] = "/tmp/thunder-bench-cache-XXXXXX";
+  if (!mkdtemp(tmpl)) {
+    std::printf("mkdtemp failed\n");
+    return;
+  }
+  CompileChildResult cold = run_compile_child(tmpl);
+  CompileChildResult warm = run_compile_child(tmpl);
+  std::error_code ec;
+  std::filesystem::remove_all(tmpl, ec);
+  std::printf("%-31s %11s %11s %11s %11s %9s %5s\n", "kernel cache", "first fwd", "first f+b",
+              "2nd f+b", "jit compile", "compiler", "disk");
+  std::printf("%-31s %11s %11s %11s %11s %9s %5s\n", "", "", "", "", "(stats)", "runs", "hits");
+  auto line = [](const char* name, const CompileChildResult& r) {
+    std::printf("%-31s %8.1f ms %8.1f ms %8.1f ms %8.1f ms %4lld/%-4lld %5lld\n", name, r.fwd_ms,
+                r.fwd_bwd_ms, r.steady_fwd_bwd_ms, r.compile_ms, r.invocations_fwd, r.invocations,
+                r.disk_hits);
+  };
+  line("cold (empty THUNDER_CACHE_DIR)", cold);
+  line("warm (new process, same dir)", warm);
+  std::printf(
+      "first fwd / first f+b: from constructing thunder::jit through the first forward /\n"
+      "its backward (both include running the step); 2nd f+b: the next step, nothing to\n"
+      "compile; jit compile: compile_stats().last_compile_ms; compiler runs after the first\n"
+      "fwd / after the first f+b. Targets: cold < 15 s; warm < 100 ms, 0 compiler runs.\n");
 }
 
 // Jitted draws are uniform_philox (stateless, recomputable); eager libtorch
@@ -161,13 +375,18 @@ void random_draws() {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--compile-child") return compile_child(argv[2]);
   thunder::MemoryMeter::install();
   at::set_num_threads(1);
   std::printf("thunder-cpp benchmarks (libtorch %d.%d, 1 intra-op thread)\n", TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR);
   per_call_overhead();
   fused_elementwise_chain();
+  bandwidth_bound_chain();
+  gelu_chain_fwd_bwd();
+  softmax_cross_entropy();
   models_fwd_bwd();
+  gpt_compile_time();
   random_draws();
   return 0;
 }
