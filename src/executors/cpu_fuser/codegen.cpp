@@ -337,6 +337,8 @@ class Generator {
     if (op == "where") return fmt::format("({} ? {} : {})", x[0], x[1], x[2]);
     if (op == "convert_element_type") {
       if (is_bool(od)) return "(" + x[0] + " != 0)";
+      // A select, not a cast: GCC 12 vectorises no loop that casts a bool to a number.
+      if (bl) return fmt::format("({1} ? ({0})1 : ({0})0)", compute_type(od), x[0]);
       return fmt::format("(({}){})", compute_type(od), x[0]);
     }
     fail("cpu_fuser: no code generator for prims.{}", op);
