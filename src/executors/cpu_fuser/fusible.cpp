@@ -10,8 +10,8 @@ namespace {
 const std::unordered_map<std::string_view, OpKind>& table() {
   using K = OpKind;
   // Matmul, embedding, indexing, cat/pad/slice and factories stay with aten.
-  // prims.uniform_philox joins as an Elementwise row (with its emitter in
-  // codegen.cpp) once the stateless RNG prim exists.
+  // prims.uniform_philox is the one factory here: Elementwise over its 0-d
+  // seed and offset (its emitter in codegen.cpp), so dropout fuses whole.
   static const std::unordered_map<std::string_view, OpKind> t = {
       {"prims.neg", K::Elementwise},         {"prims.abs", K::Elementwise},
       {"prims.exp", K::Elementwise},         {"prims.log", K::Elementwise},
@@ -31,6 +31,7 @@ const std::unordered_map<std::string_view, OpKind>& table() {
       {"prims.ge", K::Elementwise},          {"prims.logical_and", K::Elementwise},
       {"prims.logical_or", K::Elementwise},  {"prims.where", K::Elementwise},
       {"prims.convert_element_type", K::Elementwise},
+      {"prims.uniform_philox", K::Elementwise},
       {"prims.broadcast_in_dim", K::View},   {"prims.reshape", K::View},
       {"prims.squeeze", K::View},            {"prims.transpose", K::View},
       {"prims.sum", K::Reduction},           {"prims.amax", K::Reduction},
