@@ -106,6 +106,23 @@ TEST(CpuFuserRng, FusedDrawIsThePhiloxReferenceBitForBit) {
   }
 }
 
+// seed and offset given as ints (kernel literals) rather than tensors.
+TEST(CpuFuserRng, LiteralSeedAndOffset) {
+  for (at::ScalarType dt : kFloatTypes) {
+    SCOPED_TRACE(c10::toString(dt));
+    auto fn = [dt](const Tensor& x) {
+      Value u = prims::uniform_philox({2, 7}, -1.5, 2.25, static_cast<int64_t>(kSeed),
+                                      static_cast<int64_t>(kOffset), Device::cpu(), to_thunder(dt));
+      return x + Tensor(u.proxy());
+    };
+    const at::Tensor x = at::randn({2, 7}).to(dt);
+    auto jfn = jit(fn, kFused);
+    EXPECT_TRUE(at::equal(jfn(x).aten(), x + reference({2, 7}, -1.5, 2.25, dt)));
+    const Trace final_trace = last_traces(jfn).back();
+    EXPECT_EQ(regions(final_trace).drawing, 1) << final_trace;
+  }
+}
+
 // Consumers in non-flat regions: a broadcast partner (row tiles that start
 // mid-counter), a broadcast draw (read at an index not the nest's), reshape
 // and transpose (read out of row-major order), runtime bounds (a number
