@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -356,6 +357,9 @@ void random_draws() {
   auto jrand = thunder::jit([] { return thunder::rand({1024, 1024}); });
   row("rand 1024x1024", time_us([] { at::Tensor r = at::rand({1024, 1024}); }, 50),
       time_us([&] { Tensor r = jrand(); }, 50));
+  auto jrand16m = thunder::jit([] { return thunder::rand({16 << 20}); });
+  row("rand 16M", time_us([] { at::Tensor r = at::rand({16 << 20}); }, 5),
+      time_us([&] { Tensor r = jrand16m(); }, 5));
   // Dropout under each policy (docs/rematerialization.md).
   at::Tensor x = at::randn({1024, 1024}).requires_grad_();
   auto drop = [](const Tensor& x) { return F::dropout(x, 0.9, true); };
@@ -363,6 +367,18 @@ void random_draws() {
   auto jdrop = thunder::jit(drop);
   fwd_bwd_row("dropout p=0.9 1024x1024 (replay mask)", {x}, eager,
               [&] { return jdrop(x).sum().aten(); }, 20);
+  // Without the sum: the backward's gradient is a given tensor.
+  at::Tensor g = at::ones({1024, 1024});
+  auto zero = [&] { x.mutable_grad() = at::Tensor(); };
+  auto eager_g = [&] {
+    zero();
+    at::dropout(x, 0.9, true).backward(g);
+  };
+  auto jit_g = [&] {
+    zero();
+    jdrop(x).backward(g);
+  };
+  row("dropout p=0.9 1024x1024, no sum: fwd+bwd", time_us(eager_g, 20, 5), time_us(jit_g, 20, 5));
   auto jstateful = thunder::jit(drop, {.disable_replace_uniform = true});
   fwd_bwd_row("dropout (disable_replace_uniform)", {x}, eager,
               [&] { return jstateful(x).sum().aten(); }, 20);
@@ -377,18 +393,26 @@ void random_draws() {
 
 }  // namespace
 
+// With arguments, only the named sections: overhead chain bandwidth gelu_bwd
+// cross_entropy models compile random.
 int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--compile-child") return compile_child(argv[2]);
   thunder::MemoryMeter::install();
   at::set_num_threads(1);
   std::printf("thunder-cpp benchmarks (libtorch %d.%d, 1 intra-op thread)\n", TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR);
-  per_call_overhead();
-  fused_elementwise_chain();
-  bandwidth_bound_chain();
-  gelu_chain_fwd_bwd();
-  softmax_cross_entropy();
-  models_fwd_bwd();
-  gpt_compile_time();
-  random_draws();
+  auto wanted = [&](const char* name) {
+    if (argc < 2) return true;
+    for (int i = 1; i < argc; ++i)
+      if (std::strcmp(argv[i], name) == 0) return true;
+    return false;
+  };
+  if (wanted("overhead")) per_call_overhead();
+  if (wanted("chain")) fused_elementwise_chain();
+  if (wanted("bandwidth")) bandwidth_bound_chain();
+  if (wanted("gelu_bwd")) gelu_chain_fwd_bwd();
+  if (wanted("cross_entropy")) softmax_cross_entropy();
+  if (wanted("models")) models_fwd_bwd();
+  if (wanted("compile")) gpt_compile_time();
+  if (wanted("random")) random_draws();
   return 0;
 }

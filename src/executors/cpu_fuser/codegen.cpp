@@ -21,6 +21,10 @@ using Idx = std::vector<std::string>;
 // work per OpenMP chunk above it.
 constexpr int64_t kParallelWork = 32768;
 constexpr int64_t kChunkWork = 16384;
+// Elements of a draw's tile in a flat loop (a multiple of 4: whole counters),
+// and the longest row a row loop fills as one tile.
+constexpr int64_t kTile = 1024;
+constexpr int64_t kMaxRowTile = 4096;
 
 std::string storage_type(DType d) {
   switch (d) {
@@ -306,8 +310,9 @@ class Generator {
     std::string text = std::move(body_);
     body_ = std::move(body);
     indent_ = std::move(indent);
+    // After what was hoisted there before (the new text may read it).
     body_.insert(loops_[level].pos, text);
-    for (size_t l = level + 1; l < loops_.size(); ++l) loops_[l].pos += text.size();
+    for (size_t l = level; l < loops_.size(); ++l) loops_[l].pos += text.size();
     return v;
   }
 
@@ -360,7 +365,50 @@ class Generator {
     return in;
   }
 
+  // prims.uniform_philox: element i of the draw is the element's row-major
+  // index in the draw's own shape. Read at the nest's own index, a draw fills
+  // a tile before the element loop (one Philox block per counter); read any
+  // other way (through a broadcast, a transpose), each element computes its own.
+  std::string uniform_philox(const BoundSymbol& b, const Idx& idx) {
+    const Proxy& out = *b.output.proxy();
+    const bool f64 = out.dtype == DType::f64;
+    const DType c = f64 ? DType::f64 : DType::f32;  // philox.h's compute type
+    auto bound = [&](const Value& v) {
+      return v.is_number_proxy()
+                 ? fmt::format("(({}){})", compute_type(c), value_at(*v.proxy(), idx))
+                 : literal(v, c);
+    };
+    // seed and offset: ints, int number proxies, or i64[] tensors (region
+    // inputs read directly: a flat nest would index them with its i).
+    bool invariant = true;  // no statements in the element loop
+    auto word = [&](const Value& v) {
+      if (!v.is_proxy()) return fmt::format("(uint64_t){}", literal(v, DType::i64));
+      const Proxy& p = *v.proxy();
+      auto buf = buffers_.find(&p);
+      if (p.is_tensor() && buf != buffers_.end() && !producer_.count(&p))
+        return fmt::format("(uint64_t){}[0]", buf->second.name);
+      invariant = invariant && p.is_number();
+      return fmt::format("(uint64_t){}", value_at(p, p.is_tensor() && !flat_ ? Idx{} : idx));
+    };
+    const std::string key = word(b.args[3]), counter = word(b.args[4]);
+    const std::string lo = bound(b.args[1]), hi = bound(b.args[2]);
+    const std::string i = offset(out, idx);
+    const char* r = out.dtype == DType::f16 ? "1" : (out.dtype == DType::bf16 ? "2" : "0");
+    if (invariant && !tile_.index.empty() && i == tile_.index) {
+      std::string u = fmt::format("u{}", vars_++);
+      tile_.code += fmt::format("{} {}[{}];\n", f64 ? "double" : "float", u, tile_.size);
+      tile_.code += fmt::format("{}({}, {}, {}, {}, {}, {}, {});\n",
+                                f64 ? "philox_fill_d" : fmt::format("philox_fill_f<{}>", r), u, key,
+                                counter, tile_.begin, tile_.end, lo, hi);
+      return fmt::format("{}[{}]", u, tile_.local);
+    }
+    return fmt::format("{}({}, {}, {}, {}, {})",
+                       f64 ? "philox_uniform_d" : fmt::format("philox_uniform_f<{}>", r), key,
+                       counter, i, lo, hi);
+  }
+
   std::string elementwise(const BoundSymbol& b, const Idx& idx) {
+    if (b.sym->id == "prims.uniform_philox") return uniform_philox(b, idx);
     const std::string op(b.sym->name());
     const DType od = b.output.proxy()->dtype;
     if (op == "full") {  // (shape, fill_value, device, dtype)
@@ -443,8 +491,8 @@ class Generator {
     if (op == "where") return fmt::format("({} ? {} : {})", x[0], x[1], x[2]);
     if (op == "convert_element_type") {
       if (is_bool(od)) return "(" + x[0] + " != 0)";
-      // A select, not a cast: GCC does not vectorise bool-to-number casts.
-      if (bl) return fmt::format("({} ? ({})1 : ({})0)", x[0], compute_type(od), compute_type(od));
+      // A select, not a cast: GCC 12 vectorises no loop that casts a bool to a number.
+      if (bl) return fmt::format("({1} ? ({0})1 : ({0})0)", compute_type(od), x[0]);
       return fmt::format("(({}){})", compute_type(od), x[0]);
     }
     fail("cpu_fuser: no code generator for prims.{}", op);
@@ -455,6 +503,7 @@ class Generator {
     body_.clear();
     memo_.clear();
     indent_ = "  ";
+    tile_ = {};
   }
 
   // Ends it: a static function, called once or from an OpenMP loop of chunks.
@@ -497,31 +546,80 @@ class Generator {
     return idx;
   }
 
+  // Prefixes each line of `text` with two more spaces.
+  static std::string indented(const std::string& text) {
+    std::string r;
+    size_t at = 0;
+    while (at < text.size()) {
+      size_t end = text.find('\n', at);
+      r += "  " + text.substr(at, end - at + 1);
+      at = end + 1;
+    }
+    return r;
+  }
+
+  // One loop over the elements of `shape` (flat, or rows of its last dim).
+  // Draws read at the element's own index are filled into tiles before the
+  // element loop: tiles of kTile elements of a flat loop, or one per row.
+  // The element statements are generated first, then wrapped in the loops;
+  // values that do not depend on the element index are hoisted before them.
   void elementwise_nest(const std::vector<const Proxy*>& outs) {
     const Shape& shape = outs[0]->shape;
     begin_nest();
+    const bool rows = !flat_ && shape.size() > 1;
     Idx idx;
     int64_t range;
-    if (flat_ || shape.size() <= 1) {
+    std::string outer;  // the row loop's head, for rows
+    if (!rows) {
       range = numel(shape);
-      open_loop("i", "lo", "hi", "simd");
       idx = shape.empty() && !flat_ ? Idx{} : Idx{"i"};
+      if (!idx.empty() && offset(*outs[0], idx) == "i")
+        tile_ = {.index = "i", .local = "i - t", .begin = "t", .end = "te", .size = kTile};
     } else {
       range = numel(Shape(shape.begin(), shape.end() - 1));
-      body_ += "  for (int64_t o = lo; o < hi; ++o) {\n";
-      indent_ = "    ";
-      idx = unflatten("o", shape, shape.size() - 1);
-      for (size_t i = 0; i < idx.size(); ++i) line(fmt::format("const int64_t i{} = {};", i, idx[i]));
-      for (size_t i = 0; i < idx.size(); ++i) idx[i] = fmt::format("i{}", i);
-      open_loop("j", "0", std::to_string(shape.back()), "simd");
+      outer = "  for (int64_t o = lo; o < hi; ++o) {\n";
+      const Idx row = unflatten("o", shape, shape.size() - 1);
+      for (size_t i = 0; i < row.size(); ++i) {
+        outer += fmt::format("    const int64_t i{} = {};\n", i, row[i]);
+        idx.push_back(fmt::format("i{}", i));
+      }
       idx.push_back("j");
+      if (shape.back() > 1 && shape.back() <= kMaxRowTile) {
+        Idx first = idx;
+        first.back() = "0";
+        const std::string begin = "(" + linear(shape, first) + ")";
+        tile_ = {.index = linear(shape, idx),
+                 .local = "j",
+                 .begin = begin,
+                 .end = fmt::format("({} + {})", begin, shape.back()),
+                 .size = shape.back()};
+      }
     }
+    loops_.push_back({0, rows ? "    " : "  ", rows ? "j" : "i"});
+    indent_ = rows ? "      " : "    ";
     for (const Proxy* p : outs) {
       std::string v = value_at(*p, idx);
       line(store(*p, idx, v));
     }
-    close_loop();
-    if (!flat_ && shape.size() > 1) body_ += "  }\n";
+    const std::string hoisted = body_.substr(0, loops_.back().pos);
+    const std::string inner = body_.substr(loops_.back().pos);
+    loops_.pop_back();
+    const std::string tiles = indented(indented(tile_.code));
+    // simd: the elements are independent (GCC's alias checks and cost model
+    // would leave loops with several outputs, selects or vm_ calls scalar).
+    if (rows) {
+      body_ = fmt::format("{}{}{}    #pragma omp simd\n    for (int64_t j = 0; j < {}; ++j) {{\n{}    }}\n  }}\n",
+                          outer, hoisted, tiles, shape.back(), inner);
+    } else if (tile_.code.empty()) {
+      body_ = fmt::format("{}  #pragma omp simd\n  for (int64_t i = lo; i < hi; ++i) {{\n{}  }}\n",
+                          hoisted, inner);
+    } else {
+      body_ = fmt::format(
+          "{3}  for (int64_t t = lo; t < hi; t += {0}) {{\n"
+          "    const int64_t te = t + {0} < hi ? t + {0} : hi;\n{1}"
+          "    #pragma omp simd\n    for (int64_t i = t; i < te; ++i) {{\n{2}    }}\n  }}\n",
+          kTile, tiles, indented(inner), hoisted);
+    }
     end_nest(range, numel(shape), "n");
   }
 
@@ -738,6 +836,13 @@ class Generator {
   std::vector<Loop> loops_;
   bool hoisting_ = false;
   std::unordered_map<std::string, std::string> memo_;
+  // The current nest's tile of draws: the element index it serves ("": no
+  // tiles), the element's position in it, its element range, size and code.
+  struct Tile {
+    std::string index, local, begin, end;
+    int64_t size = 0;
+    std::string code;
+  } tile_;
   std::string decls_, body_, nests_, kernel_body_, indent_;
   int vars_ = 0, nest_count_ = 0;
 };

@@ -10,9 +10,9 @@ namespace {
 const std::unordered_map<std::string_view, OpKind>& table() {
   using K = OpKind;
   // Matmul, embedding, indexing, cat/pad/slice, empty and stateful draws stay
-  // with aten; full and iota are elementwise without inputs.
-  // prims.uniform_philox joins as an Elementwise row (with its emitter in
-  // codegen.cpp) once the stateless RNG prim exists.
+  // with aten. Factories that are pure functions of the element index are
+  // Elementwise without tensor inputs: full, iota, and uniform_philox (over
+  // its 0-d seed and offset; its emitter in codegen.cpp), so dropout fuses whole.
   static const std::unordered_map<std::string_view, OpKind> t = {
       {"prims.neg", K::Elementwise},         {"prims.abs", K::Elementwise},
       {"prims.exp", K::Elementwise},         {"prims.log", K::Elementwise},
@@ -33,6 +33,7 @@ const std::unordered_map<std::string_view, OpKind>& table() {
       {"prims.logical_or", K::Elementwise},  {"prims.where", K::Elementwise},
       {"prims.convert_element_type", K::Elementwise},
       {"prims.full", K::Elementwise},        {"prims.iota", K::Elementwise},
+      {"prims.uniform_philox", K::Elementwise},
       {"prims.broadcast_in_dim", K::View},   {"prims.reshape", K::View},
       {"prims.squeeze", K::View},            {"prims.transpose", K::View},
       {"prims.sum", K::Reduction},           {"prims.amax", K::Reduction},

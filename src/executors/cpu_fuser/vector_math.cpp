@@ -133,6 +133,90 @@ static inline float vm_erff(float x) {
 
 static inline float vm_sinf(float x) { return __builtin_sinf(x); }
 static inline float vm_cosf(float x) { return __builtin_cosf(x); }
+
+// prims.uniform_philox, bit for bit thunder/core/philox.h. philox_fill_*
+// computes each block once (its loop over counters vectorises) into a tile
+// that the element loop reads; philox_uniform_* is element i alone (its
+// whole block, 4x redundant but branch-free) for draws read out of order.
+static inline uint32_t philox_mulhi(uint32_t a, uint32_t b) {
+  return (uint32_t)(((uint64_t)a * b) >> 32);
+}
+static inline void philox_block(uint64_t key, uint64_t c, uint32_t& x0, uint32_t& x1,
+                                uint32_t& x2, uint32_t& x3) {
+  uint32_t k0 = (uint32_t)key, k1 = (uint32_t)(key >> 32);
+  x0 = (uint32_t)c; x1 = (uint32_t)(c >> 32); x2 = 0; x3 = 0;
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) { k0 += 0x9E3779B9u; k1 += 0xBB67AE85u; }
+    const uint32_t h0 = philox_mulhi(0xD2511F53u, x0), l0 = 0xD2511F53u * x0;
+    const uint32_t h1 = philox_mulhi(0xCD9E8D57u, x2), l1 = 0xCD9E8D57u * x2;
+    x0 = h1 ^ x1 ^ k0; x1 = l1; x2 = h0 ^ x3 ^ k1; x3 = l0;
+  }
+}
+// Words to [0, 1): the top 24 bits of one word, or 53 of two.
+static inline float philox_unit_f(uint32_t w) { return (float)(int32_t)(w >> 8) * 0x1p-24f; }
+static inline double philox_unit_d(uint32_t lo, uint32_t hi) {
+  return (double)(int64_t)(((uint64_t)hi << 32 | lo) >> 11) * 0x1p-53;
+}
+// [0, 1) to [l, h): two roundings (no FMA), then to the output type (R: 0
+// f32, 1 f16, 2 bf16, all held in float), then T(l) where that reached T(h).
+template <int R> static inline float philox_round(float x) {
+  return R == 1 ? rh(x) : (R == 2 ? rbf(x) : x);
+}
+template <int R> static inline float philox_scale_f(float u, float l, float h) {
+  const float prod = u * (h - l);
+  const float r = philox_round<R>(prod + l);
+  return r < philox_round<R>(h) ? r : philox_round<R>(l);
+}
+static inline double philox_scale_d(double u, double l, double h) {
+  const double prod = u * (h - l);
+  const double r = prod + l;
+  return r < h ? r : l;
+}
+// Element i of a draw: counter offset + i/4, word i%4 (f64: i/2, words 2(i%2), 2(i%2)+1).
+template <int R> static inline float philox_uniform_f(uint64_t key, uint64_t offset, int64_t i,
+                                                      float l, float h) {
+  uint32_t x0, x1, x2, x3;
+  philox_block(key, offset + (uint64_t)(i >> 2), x0, x1, x2, x3);
+  const int64_t j = i & 3;
+  const uint32_t w = j == 0 ? x0 : (j == 1 ? x1 : (j == 2 ? x2 : x3));
+  return philox_scale_f<R>(philox_unit_f(w), l, h);
+}
+static inline double philox_uniform_d(uint64_t key, uint64_t offset, int64_t i, double l,
+                                      double h) {
+  uint32_t x0, x1, x2, x3;
+  philox_block(key, offset + (uint64_t)(i >> 1), x0, x1, x2, x3);
+  return philox_scale_d((i & 1) ? philox_unit_d(x2, x3) : philox_unit_d(x0, x1), l, h);
+}
+// Elements [a, b) of a draw into u[0, b - a): whole counters one block each,
+// element by element at the ends.
+template <int R> static inline void philox_fill_f(float* __restrict u, uint64_t key,
+                                                  uint64_t offset, int64_t a, int64_t b, float l,
+                                                  float h) {
+  int64_t i = a;
+  for (; i < b && (i & 3) != 0; ++i) u[i - a] = philox_uniform_f<R>(key, offset, i, l, h);
+  const int64_t c0 = i >> 2, c1 = b >> 2;
+  float* __restrict v = u + (i - a);
+  for (int64_t c = c0; c < c1; ++c) {
+    uint32_t x[4];
+    philox_block(key, offset + (uint64_t)c, x[0], x[1], x[2], x[3]);
+    for (int k = 0; k < 4; ++k) v[4 * (c - c0) + k] = philox_scale_f<R>(philox_unit_f(x[k]), l, h);
+  }
+  for (i = c1 > c0 ? 4 * c1 : i; i < b; ++i) u[i - a] = philox_uniform_f<R>(key, offset, i, l, h);
+}
+static inline void philox_fill_d(double* __restrict u, uint64_t key, uint64_t offset, int64_t a,
+                                 int64_t b, double l, double h) {
+  int64_t i = a;
+  if (i < b && (i & 1) != 0) { u[0] = philox_uniform_d(key, offset, i, l, h); ++i; }
+  const int64_t c0 = i >> 1, c1 = b >> 1;
+  double* __restrict v = u + (i - a);
+  for (int64_t c = c0; c < c1; ++c) {
+    uint32_t x0, x1, x2, x3;
+    philox_block(key, offset + (uint64_t)c, x0, x1, x2, x3);
+    v[2 * (c - c0)] = philox_scale_d(philox_unit_d(x0, x1), l, h);
+    v[2 * (c - c0) + 1] = philox_scale_d(philox_unit_d(x2, x3), l, h);
+  }
+  for (i = c1 > c0 ? 2 * c1 : i; i < b; ++i) u[i - a] = philox_uniform_d(key, offset, i, l, h);
+}
 )";
 }
 

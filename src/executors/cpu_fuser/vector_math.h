@@ -4,7 +4,9 @@
 // vectorises (glibc's vector math needs -ffast-math, which would break NaN and
 // inf semantics). The polynomials were fitted for this file with mpmath
 // (chebyfit); measured accuracy against double-precision libm is in
-// tests/jit/test_cpu_fuser_math.cpp. f64 uses libm.
+// tests/jit/test_cpu_fuser_math.cpp. f64 uses libm. Also Philox4x32-10 and
+// prims.uniform_philox's mapping (thunder/core/philox.h, bit for bit), per
+// element and as a tile fill that computes each block once.
 #pragma once
 
 #include <string_view>
