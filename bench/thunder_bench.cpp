@@ -4,6 +4,7 @@
 #include <ATen/Parallel.h>
 #include <thunder/thunder.h>
 
+#include <fmt/format.h>
 #include <torch/csrc/api/include/torch/version.h>
 
 #include <spawn.h>
@@ -174,8 +175,13 @@ void fwd_bwd_row(const char* name, std::vector<at::Tensor> leaves, Eager&& eager
   double j = time_us([&] { zero(); jitted().backward(); }, iters, reps);
   row(std::string(name) + ": fwd+bwd", e, j);
   int64_t se = saved_bytes(eager), sj = saved_bytes(jitted);
-  std::printf("%-44s %9.1f KB %9.1f KB %9.2fx\n", (std::string(name) + ": saved").c_str(),
-              se / 1024.0, sj / 1024.0, static_cast<double>(se) / sj);
+  // Bytes below 1 KB (a replayed draw saves a 16-byte seed and offset).
+  auto size = [](int64_t b) {
+    return b < 1024 ? fmt::format("{:>9} B ", b) : fmt::format("{:9.1f} KB", b / 1024.0);
+  };
+  const std::string ratio = sj > 0 ? fmt::format("{:.2f}x", static_cast<double>(se) / sj) : "-";
+  std::printf("%-44s %s %s %10s\n", (std::string(name) + ": saved").c_str(), size(se).c_str(),
+              size(sj).c_str(), ratio.c_str());
 }
 
 // The fused chain again, now with a backward: eager saves every
