@@ -151,6 +151,29 @@ TEST(CpuFuser, RowReductionsAreOneLoopWithoutScratch) {
   EXPECT_EQ(count(src, "reduction(max:acc)"), 1) << src;
 }
 
+// Values that depend on only some loop indices are computed once before the
+// inner loops they do not depend on (here exp(y) per (i, j), exp(z) per i).
+TEST(CpuFuser, LoopInvariantValuesAreHoistedCorrectly) {
+  static const std::vector<int64_t> last2{1, 2};
+  auto fn = [](const Tensor& x, const Tensor& y, const Tensor& z) {
+    Tensor e = x * y.exp() + z.exp();
+    return std::make_tuple(e.sum(last2), e.var(last2), e - e.amax(last2, true), e * z.log1p());
+  };
+  at::Tensor x = at::randn({4, 5, 6}), y = at::randn({4, 5, 1}), z = at::rand({4, 1, 1});
+  at::Tensor e = x * y.exp() + z.exp();
+  for (const char* s : {"consecutive", "dataflow"}) {
+    auto jfn = jit(fn, fused(s));
+    auto [a, b, c, d] = jfn(x, y, z);
+    expect_close(a.aten(), e.sum(last2), 1e-4);
+    expect_close(b.aten(), e.var(last2), 1e-4);
+    expect_close(c.aten(), e - e.amax(last2, true));
+    expect_close(d.aten(), e * z.log1p());
+    std::string src;
+    for (const BoundSymbol& r : regions(last_traces(jfn).back())) src += fusion_source(r);
+    EXPECT_NE(src.find("vm_log1pf"), std::string::npos);
+  }
+}
+
 // A reduction result read at another row's index (here along columns) cannot
 // be kept per row: the region falls back to a materialised result, correctly.
 TEST(CpuFuser, ReductionReadAcrossRowsIsMaterialised) {
