@@ -89,7 +89,9 @@ static inline float vm_sigmoidf(float x) {
   return x >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e);
 }
 
-// tanh: odd polynomial near 0, 1 - 2 / (exp(2|x|) + 1) elsewhere.
+// tanh: odd polynomial near 0, 1 - 2 / (exp(2|x|) + 1) elsewhere. The exp is
+// vm_expf's without its clamps: |x| is clamped to 9.1 (tanh rounds to 1 from
+// 9.02), so 2^k is added to the exponent bits. NaN takes the small path.
 static inline float vm_tanhf(float x) {
   float a = __builtin_fabsf(x), s = x * x;
   float p = -6.610227831e-03f;
@@ -98,37 +100,56 @@ static inline float vm_tanhf(float x) {
   p = FMA(p, s, 1.333311373e-01f);
   p = FMA(p, s, -3.333333201e-01f);
   float small = FMA(p * s, x, x);
-  float big = 1.0f - 2.0f / (vm_expf(2.0f * a) + 1.0f);
-  big = __builtin_copysignf(big, x);
-  return a < 0.55f ? small : big;
+  float y = 2.0f * (a < 9.1f ? a : 9.1f);
+  float k = __builtin_rintf(y * 1.44269504088896341f);
+  float r = FMA(k, -0.693359375f, y);
+  r = FMA(k, 2.12194440e-4f, r);
+  float e = 1.394110843e-03f;
+  e = FMA(e, r, 8.375126398e-03f);
+  e = FMA(e, r, 4.166635290e-02f);
+  e = FMA(e, r, 1.666641551e-01f);
+  e = FMA(e, r, 5.000000047e-01f);
+  e = FMA(e, r, 1.000000038e+00f);
+  e = FMA(e, r, 1.0f);
+  e = asf(asi(e) + ((int32_t)k << 23));
+  float big = __builtin_copysignf(1.0f - 2.0f / (e + 1.0f), x);
+  return a >= 0.55f ? big : small;
 }
 
-// erf: x P(x^2) for |x| < 1, else 1 - exp(Q(|x|)) with Q fitted to log(erfc).
+// erf: x + x P(x^2) for |x| < 0.875, else 1 - erfc with erfc = 2^Q(|x|), Q
+// fitted to log2(erfc) on [0.875, 4] (erfc(4) < 2^-25, so erf rounds to 1
+// beyond) and 2^Q = 2^k 2^f, k = rint(Q), |f| <= 1/2, 2^k applied to the
+// exponent bits (-27 <= k < 0: no subnormal). NaN takes the small path.
+// Weighted minimax fits (scripts/fit_erf_f32.py: mpmath, Lawson's iteration,
+// coefficients rounded to f32 one at a time and the rest refitted).
 static inline float vm_erff(float x) {
   float a = __builtin_fabsf(x), s = x * x;
-  float p = 7.875875063e-05f;
-  p = FMA(p, s, -8.016864287e-04f);
-  p = FMA(p, s, 5.189087423e-03f);
-  p = FMA(p, s, -2.685421201e-02f);
-  p = FMA(p, s, 1.128359472e-01f);
-  p = FMA(p, s, -3.761262667e-01f);
-  p = FMA(p, s, 1.128379166e+00f);
-  float small = p * x;
-  float t = a > 4.0f ? 4.0f : a;
-  float q = -3.834714142e-08f;
-  q = FMA(q, t, 8.925321670e-07f);
-  q = FMA(q, t, -7.467047474e-06f);
-  q = FMA(q, t, 7.447576280e-06f);
-  q = FMA(q, t, 3.964882811e-04f);
-  q = FMA(q, t, -4.261094288e-03f);
-  q = FMA(q, t, 2.558692920e-02f);
-  q = FMA(q, t, -1.091537219e-01f);
-  q = FMA(q, t, -6.324793303e-01f);
-  q = FMA(q, t, -1.129969089e+00f);
-  q = FMA(q, t, 2.734751662e-04f);
-  float big = __builtin_copysignf(1.0f - vm_expf(q), x);
-  float r = a < 1.0f ? small : big;
-  return x != x ? x : r;
+  float p = -6.128973910e-04f;
+  p = FMA(p, s, 5.017030053e-03f);
+  p = FMA(p, s, -2.678043209e-02f);
+  p = FMA(p, s, 1.128211766e-01f);
+  p = FMA(p, s, -3.761251271e-01f);
+  p = FMA(p, s, 1.283791512e-01f);
+  float small = FMA(x, p, x);
+  float t = a < 4.0f ? a : 4.0f;
+  float q = 2.883874695e-04f;
+  q = FMA(q, t, -4.446316510e-03f);
+  q = FMA(q, t, 3.228884563e-02f);
+  q = FMA(q, t, -1.504011005e-01f);
+  q = FMA(q, t, -9.187380075e-01f);
+  q = FMA(q, t, -1.627200484e+00f);
+  q = FMA(q, t, -2.080270642e-04f);
+  float k = __builtin_rintf(q), f = q - k;
+  float e = 1.532927854e-04f;
+  e = FMA(e, f, 1.339097042e-03f);
+  e = FMA(e, f, 9.618499316e-03f);
+  e = FMA(e, f, 5.550359562e-02f);
+  e = FMA(e, f, 2.402264774e-01f);
+  e = FMA(e, f, 6.931471825e-01f);
+  e = FMA(e, f, 1.0f);
+  e = asf(asi(e) - ((int32_t)-k << 23));  // k < 0
+  float big = __builtin_copysignf(1.0f - e, x);
+  return a >= 0.875f ? big : small;
 }
 
 static inline float vm_sinf(float x) { return __builtin_sinf(x); }
