@@ -34,11 +34,11 @@ template <class T> static inline T ipow(T a, T b) {
 #define FMA(a, b, c) __builtin_fmaf(a, b, c)
 static const float kInf = __builtin_inff();
 
-// exp(x) = 2^k exp(r), |r| <= ln2/2; 2^k applied in two halves for subnormal results.
-static inline float vm_expf(float x) {
-  float xc = x > 88.8f ? 88.8f : (x < -104.0f ? -104.0f : x);
-  float k = __builtin_rintf(xc * 1.44269504088896341f);
-  float r = FMA(k, -0.693359375f, xc);
+// exp(r) for x = k ln2 + r, |r| <= ln2/2 (k returned): vm_expf's core, for
+// callers that apply 2^k themselves; x within [-104, 88.8] (NaN gives NaN).
+static inline float vm_exp_reduced(float x, float& k) {
+  k = __builtin_rintf(x * 1.44269504088896341f);
+  float r = FMA(k, -0.693359375f, x);
   r = FMA(k, 2.12194440e-4f, r);
   float p = 1.394110843e-03f;
   p = FMA(p, r, 8.375126398e-03f);
@@ -46,7 +46,14 @@ static inline float vm_expf(float x) {
   p = FMA(p, r, 1.666641551e-01f);
   p = FMA(p, r, 5.000000047e-01f);
   p = FMA(p, r, 1.000000038e+00f);
-  p = FMA(p, r, 1.0f);
+  return FMA(p, r, 1.0f);
+}
+
+// exp(x) = 2^k exp(r); 2^k applied in two halves for subnormal results.
+static inline float vm_expf(float x) {
+  float xc = x > 88.8f ? 88.8f : (x < -104.0f ? -104.0f : x);
+  float k;
+  const float p = vm_exp_reduced(xc, k);
   int32_t ki = (int32_t)k, k1 = ki >> 1;
   float y = p * asf((k1 + 127) << 23) * asf((ki - k1 + 127) << 23);
   return x != x ? x : y;
@@ -100,17 +107,8 @@ static inline float vm_tanhf(float x) {
   p = FMA(p, s, 1.333311373e-01f);
   p = FMA(p, s, -3.333333201e-01f);
   float small = FMA(p * s, x, x);
-  float y = 2.0f * (a < 9.1f ? a : 9.1f);
-  float k = __builtin_rintf(y * 1.44269504088896341f);
-  float r = FMA(k, -0.693359375f, y);
-  r = FMA(k, 2.12194440e-4f, r);
-  float e = 1.394110843e-03f;
-  e = FMA(e, r, 8.375126398e-03f);
-  e = FMA(e, r, 4.166635290e-02f);
-  e = FMA(e, r, 1.666641551e-01f);
-  e = FMA(e, r, 5.000000047e-01f);
-  e = FMA(e, r, 1.000000038e+00f);
-  e = FMA(e, r, 1.0f);
+  float k;
+  float e = vm_exp_reduced(2.0f * (a < 9.1f ? a : 9.1f), k);
   e = asf(asi(e) + ((int32_t)k << 23));
   float big = __builtin_copysignf(1.0f - 2.0f / (e + 1.0f), x);
   return a >= 0.55f ? big : small;
