@@ -74,7 +74,14 @@ TEST(CpuFuser, UnfusibleOpsSplitRegions) {
   for (const char* s : {"consecutive", "dataflow"}) {
     auto jfn = jit(fn, fused(s));
     expect_close(jfn(x, w).aten(), want);
-    EXPECT_EQ(count_regions(last_traces(jfn).back()), 2);
+    Trace t = last_traces(jfn).back();
+    EXPECT_EQ(count_regions(t), 2);
+    // fusion_source: the kernel of a region, nothing for the matmul.
+    for (const BoundSymbol& b : t.bsyms) {
+      const bool region = b.sym->id.rfind("cppFusion", 0) == 0;
+      EXPECT_EQ(fusion_source(b).find("extern \"C\" void thunder_kernel") != std::string::npos,
+                region) << b.sym->id;
+    }
   }
 }
 
