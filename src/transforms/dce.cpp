@@ -5,24 +5,30 @@
 
 namespace thunder {
 
-Trace dce(const Trace& trace) {
+std::vector<BoundSymbol> dce(const std::vector<BoundSymbol>& bsyms, const Value& output) {
   std::unordered_set<const Proxy*> needed;
   std::vector<ProxyPtr> outs;
-  trace.output.collect_proxies(outs);
+  output.collect_proxies(outs);
   for (const auto& p : outs) needed.insert(p.get());
 
-  std::vector<bool> keep(trace.bsyms.size(), false);
-  for (size_t i = trace.bsyms.size(); i-- > 0;) {
-    const BoundSymbol& b = trace.bsyms[i];
+  std::vector<bool> keep(bsyms.size(), false);
+  for (size_t i = bsyms.size(); i-- > 0;) {
+    const BoundSymbol& b = bsyms[i];
     bool k = b.has_op_tag(OpTag::DONT_DCE) || b.has_op_tag(OpTag::IN_PLACE);
     for (const ProxyPtr& p : b.flat_outputs()) k = k || needed.count(p.get());
     if (!k) continue;
     keep[i] = true;
     for (const ProxyPtr& p : b.flat_args()) needed.insert(p.get());
   }
+  std::vector<BoundSymbol> kept;
+  for (size_t i = 0; i < bsyms.size(); ++i)
+    if (keep[i]) kept.push_back(bsyms[i]);
+  return kept;
+}
+
+Trace dce(const Trace& trace) {
   Trace out = trace.empty_like();
-  for (size_t i = 0; i < trace.bsyms.size(); ++i)
-    if (keep[i]) out.bsyms.push_back(trace.bsyms[i]);
+  out.bsyms = dce(trace.bsyms, trace.output);
   return out;
 }
 

@@ -4,6 +4,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "thunder/transforms/dce.h"
+
 namespace thunder {
 
 namespace {
@@ -44,21 +46,7 @@ std::vector<Value> inputs_of(const std::vector<BoundSymbol>& subs) {
 
 // Keeps the prims a region's outputs need, and its inputs to match.
 void prune(BoundSymbol& region) {
-  ProxySet needed;
-  for (const ProxyPtr& p : region.flat_outputs()) needed.insert(p.get());
-  std::vector<bool> keep(region.subsymbols.size());
-  for (size_t i = region.subsymbols.size(); i-- > 0;) {
-    const BoundSymbol& s = region.subsymbols[i];
-    bool k = s.has_op_tag(OpTag::DONT_DCE) || s.has_op_tag(OpTag::IN_PLACE);
-    for (const ProxyPtr& p : s.flat_outputs()) k = k || needed.count(p.get());
-    if (!k) continue;
-    keep[i] = true;
-    for (const ProxyPtr& p : s.flat_args()) needed.insert(p.get());
-  }
-  std::vector<BoundSymbol> kept;
-  for (size_t i = 0; i < keep.size(); ++i)
-    if (keep[i]) kept.push_back(std::move(region.subsymbols[i]));
-  region.subsymbols = std::move(kept);
+  region.subsymbols = dce(region.subsymbols, region.output);
   region.args = region.subsymbols.empty() ? std::vector<Value>{} : inputs_of(region.subsymbols);
 }
 

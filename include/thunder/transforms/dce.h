@@ -8,4 +8,8 @@ namespace thunder {
 
 Trace dce(const Trace& trace);
 
+// The same over a list of statements whose results `output` holds (a
+// region's prims, for instance).
+std::vector<BoundSymbol> dce(const std::vector<BoundSymbol>& bsyms, const Value& output);
+
 }  // namespace thunder
