@@ -569,7 +569,6 @@ class Generator {
     const bool rows = !flat_ && shape.size() > 1;
     Idx idx;
     int64_t range;
-    std::string outer;  // the row loop's head, for rows
     if (!rows) {
       range = numel(shape);
       idx = shape.empty() && !flat_ ? Idx{} : Idx{"i"};
@@ -577,12 +576,7 @@ class Generator {
         tile_ = {.index = "i", .local = "i - t", .begin = "t", .end = "te", .size = kTile};
     } else {
       range = numel(Shape(shape.begin(), shape.end() - 1));
-      outer = "  for (int64_t o = lo; o < hi; ++o) {\n";
-      const Idx row = unflatten("o", shape, shape.size() - 1);
-      for (size_t i = 0; i < row.size(); ++i) {
-        outer += fmt::format("    const int64_t i{} = {};\n", i, row[i]);
-        idx.push_back(fmt::format("i{}", i));
-      }
+      idx = open_outer_loop(shape, shape.size() - 1);
       idx.push_back("j");
       if (shape.back() > 1 && shape.back() <= kMaxRowTile) {
         Idx first = idx;
@@ -595,30 +589,31 @@ class Generator {
                  .size = shape.back()};
       }
     }
-    loops_.push_back({0, rows ? "    " : "  ", rows ? "j" : "i"});
-    indent_ = rows ? "      " : "    ";
+    loops_.push_back({body_.size(), indent_, rows ? "j" : "i"});
+    indent_ += "  ";
     for (const Proxy* p : outs) {
       std::string v = value_at(*p, idx);
       line(store(*p, idx, v));
     }
-    const std::string hoisted = body_.substr(0, loops_.back().pos);
+    // body_ is now: the row loop's head (rows), hoisted values, the element statements.
+    const std::string before = body_.substr(0, loops_.back().pos);
     const std::string inner = body_.substr(loops_.back().pos);
     loops_.pop_back();
     const std::string tiles = indented(indented(tile_.code));
     // simd: the elements are independent (GCC's alias checks and cost model
     // would leave loops with several outputs, selects or vm_ calls scalar).
     if (rows) {
-      body_ = fmt::format("{}{}{}    #pragma omp simd\n    for (int64_t j = 0; j < {}; ++j) {{\n{}    }}\n  }}\n",
-                          outer, hoisted, tiles, shape.back(), inner);
+      body_ = fmt::format("{}{}    #pragma omp simd\n    for (int64_t j = 0; j < {}; ++j) {{\n{}    }}\n  }}\n",
+                          before, tiles, shape.back(), inner);
     } else if (tile_.code.empty()) {
       body_ = fmt::format("{}  #pragma omp simd\n  for (int64_t i = lo; i < hi; ++i) {{\n{}  }}\n",
-                          hoisted, inner);
+                          before, inner);
     } else {
       body_ = fmt::format(
           "{3}  for (int64_t t = lo; t < hi; t += {0}) {{\n"
           "    const int64_t te = t + {0} < hi ? t + {0} : hi;\n{1}"
           "    #pragma omp simd\n    for (int64_t i = t; i < te; ++i) {{\n{2}    }}\n  }}\n",
-          kTile, tiles, indented(inner), hoisted);
+          kTile, tiles, indented(inner), before);
     }
     end_nest(range, numel(shape), "n");
   }
