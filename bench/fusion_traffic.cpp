@@ -19,7 +19,7 @@ int64_t bytes(const thunder::ProxyPtr& p) {
 }
 
 void collect(const thunder::BoundSymbol& b, bool in_region, std::vector<const thunder::BoundSymbol*>& out) {
-  bool region = b.sym->id.rfind("cppFusion", 0) == 0;
+  bool region = b.sym->is_region;
   if (region) {
     for (const auto& s : b.subsymbols) collect(s, true, out);
     return;
@@ -32,7 +32,7 @@ void report(const char* what, const thunder::Trace& t, bool print) {
   int64_t regions = 0, in_bytes = 0, out_bytes = 0;
   std::vector<const thunder::BoundSymbol*> stmts;
   for (const auto& b : t.bsyms) {
-    if (b.sym->id.rfind("cppFusion", 0) == 0) {
+    if (b.sym->is_region) {
       ++regions;
       for (const auto& p : b.flat_args()) in_bytes += bytes(p);
       for (const auto& p : b.flat_outputs()) out_bytes += bytes(p);

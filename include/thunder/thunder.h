@@ -1,4 +1,5 @@
-// thunder-cpp: the one public header. See API.md for the contract.
+// thunder-cpp: the one public header. docs/architecture.md describes the
+// layers and the pipeline; the docs/ folder has one page per feature.
 #pragma once
 
 #include <ATen/core/grad_mode.h>
@@ -11,6 +12,7 @@
 #include "thunder/frontend/nn.h"
 #include "thunder/frontend/ops.h"
 #include "thunder/frontend/options.h"
+#include "thunder/frontend/pipeline.h"
 #include "thunder/frontend/remat_policy.h"
 #include "thunder/frontend/scalar.h"
 #include "thunder/frontend/tensor.h"

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "thunder/core/error.h"
+
 namespace thunder {
 
 std::string Trace::new_name(const std::string& prefix) {
@@ -24,6 +26,7 @@ Trace Trace::empty_like() const {
   t.fn_name = fn_name;
   t.inputs = inputs;
   t.output = output;
+  t.owned_symbols = owned_symbols;
   t.counters_ = counters_;
   t.reserved_ = reserved_;
   return t;
@@ -79,5 +82,35 @@ std::string Trace::str() const {
 }
 
 std::ostream& operator<<(std::ostream& os, const Trace& t) { return os << t.str(); }
+
+namespace {
+constexpr std::string_view kConstructedBy = "Constructed by ";
+constexpr std::string_view kTook = " (took ";
+}  // namespace
+
+std::string stage_provenance(std::string_view pass, double ms) {
+  return fmt::format("{}{}{}{} ms)", kConstructedBy, pass, kTook, static_cast<int64_t>(ms));
+}
+
+std::string_view stage_name(const Trace& t) {
+  std::string_view p = t.provenance;
+  if (!p.starts_with(kConstructedBy)) return {};
+  p.remove_prefix(kConstructedBy.size());
+  size_t end = p.rfind(kTook);
+  return end == std::string_view::npos ? std::string_view{} : p.substr(0, end);
+}
+
+bool has_stage(const std::vector<Trace>& stages, std::string_view pass) {
+  return std::any_of(stages.begin(), stages.end(),
+                     [&](const Trace& t) { return stage_name(t) == pass; });
+}
+
+const Trace& find_stage(const std::vector<Trace>& stages, std::string_view pass) {
+  for (const Trace& t : stages)
+    if (stage_name(t) == pass) return t;
+  std::string names;
+  for (const Trace& t : stages) names += fmt::format("{}'{}'", names.empty() ? "" : ", ", stage_name(t));
+  fail("find_stage: no stage made by '{}' (stages: {})", pass, names);
+}
 
 }  // namespace thunder

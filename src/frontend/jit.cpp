@@ -1,5 +1,6 @@
-// thunder::jit's engine: guard lookup on every call; on a miss, trace, run
-// the pipeline (one flat function, each step recorded), lower and cache.
+// thunder::jit's engine: guard lookup on every call; on a miss, trace the
+// callable, hand the trace to the pipeline (pipeline.h), lower the final
+// traces to programs and cache them behind the entry's guards.
 #include "thunder/frontend/jit.h"
 
 #include <ATen/core/grad_mode.h>
@@ -8,19 +9,12 @@
 #include <iostream>
 
 #include "dispatch.h"
-#include "thunder/executors/claim.h"
-#include "thunder/executors/cpu_fuser.h"
+#include "prologue.h"
+#include "thunder/frontend/pipeline.h"
 #include "thunder/runtime/autograd_bridge.h"
 #include "thunder/runtime/buffer_pool.h"
 #include "thunder/runtime/guard.h"
 #include "thunder/runtime/program.h"
-#include "thunder/transforms/autodiff.h"
-#include "thunder/transforms/cse.h"
-#include "thunder/transforms/dce.h"
-#include "thunder/transforms/del_last_used.h"
-#include "thunder/transforms/rematerialize.h"
-#include "thunder/transforms/replace_uniform.h"
-#include "thunder/transforms/functionalize.h"
 
 namespace thunder {
 
@@ -38,31 +32,9 @@ namespace detail {
 
 namespace {
 
-bool draws_uniform(const std::vector<BoundSymbol>& bsyms) {
-  for (const BoundSymbol& b : bsyms)
-    if (b.sym->id == "prims.uniform" || draws_uniform(b.subsymbols)) return true;
-  return false;
-}
-
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-int64_t saved_bytes(const std::vector<ProxyPtr>& saved) {
-  int64_t n = 0;
-  for (const ProxyPtr& p : saved) n += p->numel() * item_size(p->dtype);
-  return n;
-}
-
-// Symbols that only appear in prologue traces (printed, never executed).
-const Symbol& prologue_symbol(const char* id) {
-  const Symbol* s = symbol_registry().find(id);
-  if (s) return *s;
-  Symbol p;
-  p.id = id;
-  p.is_prim = true;
-  return symbol_registry().add(std::move(p));
 }
 
 struct CacheEntry {
@@ -171,6 +143,7 @@ class JitState {
     return nullptr;
   }
 
+  TracedCall trace_call(TraceFn fn, void* ctx);
   CacheEntry* compile(TraceFn fn, void* ctx);
   std::string input_name(size_t top, int64_t item) const {
     std::string base = top < options.arg_names.size() ? options.arg_names[top]
@@ -193,301 +166,126 @@ class JitState {
   std::shared_ptr<PoolRef> pool = std::make_shared<PoolRef>();  // the memory plan's buffers
 };
 
+// Traces the callable with proxies for tensor and Scalar arguments, literals
+// for constants and named inputs for module parameters; captured tensors join
+// as they are met.
+TracedCall JitState::trace_call(TraceFn fn, void* ctx) {
+  TracedCall c;
+  TracingScope scope(c.trace);
+  CaptureTable captures;
+  CaptureScope capture_scope(captures);
+  size_t top = 0;
+  int64_t list_left = -1, item = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const FlatArg& a = inputs[i];
+    const bool in_list = list_left > 0;
+    std::string name = input_name(top, in_list ? item : -1);
+    Value v;
+    switch (a.kind) {
+      case FlatArg::Kind::Tensor:
+        if (!a.tensor.defined()) break;
+        v = scope.ctx().add_tensor_input(name, a.tensor.sizes().vec(),
+                                         from_aten(a.tensor.scalar_type()),
+                                         from_aten(a.tensor.device()), a.tensor.requires_grad());
+        c.sources.push_back({Program::Input::Source::ArgTensor, static_cast<int32_t>(i)});
+        break;
+      case FlatArg::Kind::Scalar:
+        v = scope.ctx().add_number_input(name, a.i == 1   ? DType::f64
+                                               : a.i == 2 ? DType::b8
+                                                          : DType::i64);
+        c.sources.push_back({Program::Input::Source::ArgNumber, static_cast<int32_t>(i)});
+        break;
+      case FlatArg::Kind::Int:
+      case FlatArg::Kind::ListLen: v = a.i; break;
+      case FlatArg::Kind::Bool: v = a.i != 0; break;
+      case FlatArg::Kind::Double: v = a.d; break;
+    }
+    c.arg_names.push_back(std::move(name));
+    c.arg_values.push_back(v);
+    if (a.kind == FlatArg::Kind::ListLen) {
+      list_left = a.i;
+      item = 0;
+      if (list_left == 0) ++top, list_left = -1;
+    } else if (in_list) {
+      ++item;
+      if (--list_left == 0) ++top, list_left = -1;
+    } else {
+      ++top;
+    }
+  }
+  if (module) {
+    for (const auto& [path, t] : module->named_parameters()) {
+      std::string name = "t_" + path;
+      std::replace(name.begin(), name.end(), '.', '_');
+      captures.add(t, name);
+    }
+  }
+  c.trace.output = fn(ctx, c.arg_values);
+  c.captured = captures.tensors();
+  for (size_t k = 0; k < c.captured.size(); ++k)
+    c.sources.push_back({Program::Input::Source::Captured, static_cast<int32_t>(k)});
+  return c;
+}
+
 CacheEntry* JitState::compile(TraceFn fn, void* ctx) {
-  auto t_compile = Clock::now();
+  const auto t_compile = Clock::now();
+  const bool grad_mode = at::GradMode::is_enabled();
+  TracedCall traced = trace_call(fn, ctx);
+  const double tracing_ms = ms_since(t_compile);
+
   auto entry = std::make_unique<CacheEntry>();
   entry->sig = sig;
-  std::vector<Program::Input> sources;
+  entry->captured = traced.captured;
+  for (const at::Tensor& t : entry->captured) entry->captured_sig.add_tensor(t);
+  std::vector<std::vector<ProxyPtr>> aliases = alias_groups(traced, inputs);
+  std::vector<int64_t> training;
+  for (const nn::Module* m : modules) training.push_back(m->is_training());
+  entry->prologue =
+      build_prologue(traced, inputs, aliases, grad_mode, module ? &training : nullptr);
 
-  // 1. Trace: proxies for tensor and Scalar arguments, literals for constants,
-  //    named inputs for module parameters; captured tensors join as met.
-  auto t0 = Clock::now();
-  Trace trace;
-  Trace prologue;
-  prologue.fn_name = "prologue";
-  {
-    TracingScope scope(trace);
-    CaptureTable captures;
-    CaptureScope capture_scope(captures);
-    std::vector<Value> vals;
-    size_t top = 0;
-    int64_t list_left = -1, item = 0;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const FlatArg& a = inputs[i];
-      bool in_list = list_left > 0;
-      std::string name = input_name(top, in_list ? item : -1);
-      switch (a.kind) {
-        case FlatArg::Kind::Tensor:
-          if (!a.tensor.defined()) {
-            vals.emplace_back();
-            break;
-          }
-          vals.emplace_back(scope.ctx().add_tensor_input(
-              name, a.tensor.sizes().vec(), from_aten(a.tensor.scalar_type()),
-              from_aten(a.tensor.device()), a.tensor.requires_grad()));
-          sources.push_back({Program::Input::Source::ArgTensor, static_cast<int32_t>(i)});
-          break;
-        case FlatArg::Kind::Scalar:
-          vals.emplace_back(scope.ctx().add_number_input(
-              name, a.i == 1 ? DType::f64 : a.i == 2 ? DType::b8 : DType::i64));
-          sources.push_back({Program::Input::Source::ArgNumber, static_cast<int32_t>(i)});
-          break;
-        case FlatArg::Kind::Int: vals.emplace_back(a.i); break;
-        case FlatArg::Kind::ListLen: vals.emplace_back(a.i); break;
-        case FlatArg::Kind::Bool: vals.emplace_back(a.i != 0); break;
-        case FlatArg::Kind::Double: vals.emplace_back(a.d); break;
-      }
-      if (a.kind == FlatArg::Kind::ListLen) {
-        list_left = a.i;
-        item = 0;
-        if (list_left == 0) ++top, list_left = -1;
-      } else if (in_list) {
-        ++item;
-        if (--list_left == 0) ++top, list_left = -1;
-      } else {
-        ++top;
-      }
-      // The prologue states what this entry assumes of each argument.
-      BoundSymbol check;
-      if (a.kind == FlatArg::Kind::Tensor && a.tensor.defined()) {
-        check.sym = &prologue_symbol("prologue.check_tensor_metadata");
-        check.args = {vals.back(), Value(a.tensor.sizes().vec()),
-                      Value(from_aten(a.tensor.device())), Value(from_aten(a.tensor.scalar_type())),
-                      Value(a.tensor.requires_grad()),
-                      Value(a.tensor.is_contiguous() ? "contiguous" : "strided")};
-      } else if (a.kind == FlatArg::Kind::Scalar) {
-        check.sym = &prologue_symbol("prologue.check_number_type");
-        check.args = {vals.back(), Value(vals.back().proxy()->type_str())};
-      } else if (a.kind != FlatArg::Kind::Tensor) {
-        check.sym = &prologue_symbol("prologue.check_literal");
-        check.args = {Value(name), vals.back()};
-      } else {
-        check.sym = &prologue_symbol("prologue.check_none");
-        check.args = {Value(name)};
-      }
-      prologue.bsyms.push_back(std::move(check));
-    }
-    if (module) {
-      for (const auto& [path, t] : module->named_parameters()) {
-        std::string name = "t_" + path;
-        std::replace(name.begin(), name.end(), '.', '_');
-        captures.add(t, name);
-      }
-    }
-    trace.output = fn(ctx, vals);
-    entry->captured = captures.tensors();
-  }
-  for (size_t k = 0; k < entry->captured.size(); ++k) {
-    sources.push_back({Program::Input::Source::Captured, static_cast<int32_t>(k)});
-    entry->captured_sig.add_tensor(entry->captured[k]);
-    const at::Tensor& t = entry->captured[k];
-    BoundSymbol check;
-    check.sym = &prologue_symbol("prologue.check_tensor_metadata");
-    check.args = {Value(trace.inputs[trace.inputs.size() - entry->captured.size() + k]),
-                  Value(t.sizes().vec()), Value(from_aten(t.device())),
-                  Value(from_aten(t.scalar_type())), Value(t.requires_grad()),
-                  Value(t.is_contiguous() ? "contiguous" : "strided")};
-    prologue.bsyms.push_back(std::move(check));
-  }
-  // Tensor arguments that share storage in this call (the signature's aliasing words).
-  std::vector<std::vector<ProxyPtr>> alias_groups;
-  {
-    std::vector<int> group_of(sources.size(), -1);
-    auto arg = [&](size_t k) -> const at::Tensor* {
-      if (sources[k].source != Program::Input::Source::ArgTensor) return nullptr;
-      const at::Tensor& t = inputs[sources[k].index].tensor;
-      return t.has_storage() ? &t : nullptr;
-    };
-    for (size_t k = 0; k < sources.size(); ++k) {
-      for (size_t j = 0; j < k && arg(k); ++j) {
-        if (!arg(j) || !arg(k)->is_alias_of(*arg(j))) continue;
-        if (group_of[j] < 0) {
-          group_of[j] = static_cast<int>(alias_groups.size());
-          alias_groups.push_back({trace.inputs[j]});
-        }
-        group_of[k] = group_of[j];
-        alias_groups[group_of[k]].push_back(trace.inputs[k]);
-        break;
-      }
-    }
-    for (const auto& group : alias_groups) {
-      BoundSymbol check;
-      check.sym = &prologue_symbol("prologue.check_aliases");
-      for (const ProxyPtr& p : group) check.args.emplace_back(p);
-      prologue.bsyms.push_back(std::move(check));
-    }
-  }
-  {
-    BoundSymbol g;
-    g.sym = &prologue_symbol("prologue.check_grad_mode");
-    g.args = {Value(at::GradMode::is_enabled())};
-    prologue.bsyms.push_back(std::move(g));
-    if (module) {
-      std::vector<int64_t> flags;
-      for (const nn::Module* m : modules) flags.push_back(m->is_training());
-      BoundSymbol tm;
-      tm.sym = &prologue_symbol("prologue.check_module_training");
-      tm.args = {Value(flags)};
-      prologue.bsyms.push_back(std::move(tm));
-    }
-  }
-  prologue.inputs = trace.inputs;
-  prologue.provenance = "Guards of this cache entry (compiled to a signature compare)";
-  entry->prologue = std::move(prologue);
+  PipelineOptions po{.executors = executors,
+                     .fusion_strategy = options.fusion_type == "consecutive"
+                                            ? FusionStrategy::Consecutive
+                                            : FusionStrategy::Dataflow,
+                     .rematerialize = options.rematerialize,
+                     .disable_replace_uniform = options.disable_replace_uniform,
+                     .skip_inplace_functionalization = options.skip_inplace_functionalization,
+                     .strict_saved_for_backward = options.strict_saved_for_backward,
+                     .grad_enabled = grad_mode,
+                     .alias_groups = std::move(aliases),
+                     .tracing_ms = tracing_ms};
+  const std::vector<ProxyPtr> inputs_of_trace = traced.trace.inputs;
+  CompiledTraces ct = run_pipeline(std::move(traced.trace), po);
 
-  stats.pass_ms.clear();
-  auto record = [&](Trace t, const char* pass, Clock::time_point start) {
-    double ms = ms_since(start);
-    t.provenance = fmt::format("Constructed by {} (took {} ms)", pass, static_cast<int64_t>(ms));
-    stats.pass_ms.emplace_back(pass, ms);
-    entry->traces.push_back(std::move(t));
-    return entry->traces.back();
+  // Lowering: where each trace input comes from at call time.
+  auto source_of = [&](const ProxyPtr& p) {
+    auto it = std::find(inputs_of_trace.begin(), inputs_of_trace.end(), p);
+    return traced.sources[it - inputs_of_trace.begin()];
   };
-
-  // 2. The pipeline (ARCHITECTURE.md); each step's trace is kept.
-  const bool fuses = std::any_of(executors.begin(), executors.end(),
-                                 [](const Executor* e) { return e->name() == "cpu_fuser"; });
-  int64_t regions = 0;
-  auto count_regions = [](const Trace& tr) {
-    return std::count_if(tr.bsyms.begin(), tr.bsyms.end(), [](const BoundSymbol& b) {
-      return b.sym->index < 0 && b.sym->id.rfind("cppFusion", 0) == 0;
-    });
-  };
-  Trace t = record(std::move(trace), "Tracing", t0);
-  std::vector<ProxyPtr> written, written_values;
-  if (has_inplace(t) && !options.skip_inplace_functionalization) {
-    t0 = Clock::now();
-    Functionalized f = functionalize(t, alias_groups);
-    for (const ProxyPtr& p : f.written_inputs)
-      entry->written_inputs.push_back(
-          sources[std::find(t.inputs.begin(), t.inputs.end(), p) - t.inputs.begin()]);
-    written = f.written_inputs;
-    written_values = f.new_values;
-    t = record(std::move(f.trace), "Functionalization", t0);
-  }
-  t0 = Clock::now();
-  t = record(dce(t), "Dead Code Elimination", t0);
-  bool differentiate = at::GradMode::is_enabled() &&
-                       std::any_of(t.inputs.begin(), t.inputs.end(), [](const ProxyPtr& p) {
-                         return p->is_tensor() && p->requires_grad;
-                       });
-  // Random draws become stateless uniform_philox: on the joint trace when
-  // differentiating, so a backward can replay a forward draw from its seed and offset.
-  // (A stage only when the trace draws at all, so other programs keep their stages.)
-  bool stateless_rng = !options.disable_replace_uniform && draws_uniform(t.bsyms);
-  auto replace_uniform_stage = [&](const Trace& in) {
-    t0 = Clock::now();
-    return record(replace_uniform(in), "Replace uniform (stateless uniform_philox)", t0);
-  };
-  if (differentiate) {
-    // Writes into inputs carry values, never autograd history.
-    for (size_t k = 0; k < written_values.size(); ++k)
-      THUNDER_CHECK(!written_values[k]->requires_grad,
-                    "thunder::jit: input {} is written in place with {}, which requires grad; "
-                    "under thunder::jit only values without autograd history can be written into "
-                    "inputs (do the update under thunder::NoGradGuard)",
-                    written[k]->name, written_values[k]->name);
-    // 3. Autodiff: one joint trace, split into forward and backward (saving
-    //    what the backward reads), then rematerialized (saving a minimum cut).
-    t0 = Clock::now();
-    JointTrace joint = autodiff(t);
-    record(joint.trace, "Autodiff (joint forward and backward)", t0);
-    // In-place ops that autodiff brought in (a custom function's forward or
-    // backward) are functionalized on the joint trace, tags kept.
-    if (has_inplace(joint.trace) && !options.skip_inplace_functionalization) {
-      t0 = Clock::now();
-      Functionalized f = functionalize(joint.trace);
-      if (!f.written_inputs.empty())
-        fail("thunder::jit: a grad rule or custom backward writes in place into input {}, which "
-             "is not supported", f.written_inputs[0]->name);
-      joint.trace = record(std::move(f.trace), "Functionalization (joint forward and backward)", t0);
-    }
-    if (stateless_rng) joint.trace = replace_uniform_stage(joint.trace);
-    t0 = Clock::now();
-    ForwardBackward fb = split_forward_backward(joint);
-    if (options.strict_saved_for_backward) check_saved_explicitly(joint, fb.saved);
-    t = record(fb.forward, "Split forward and backward", t0);
-    Trace b = fb.backward;
-    b.provenance = fmt::format("Constructed by Split forward and backward (saved for backward: {} "
-                               "bytes)", saved_bytes(fb.saved));
-    entry->backward_traces.push_back(b);
-    // Strict mode saves exactly what the rules saved explicitly: no min-cut.
-    if (options.rematerialize && !options.strict_saved_for_backward) {
-      t0 = Clock::now();
-      fb = rematerialize(fb);
-      t = record(fb.forward, "Rematerialization", t0);
-      b = fb.backward;
-      b.provenance = fmt::format("Constructed by Rematerialization (saved for backward: {} bytes)",
-                                 saved_bytes(fb.saved));
-      entry->backward_traces.push_back(b);
-      // The recomputed forward values are often computed by grad rules too
-      // (sin's rule takes cos(x), cos's takes sin(x)). A stage only when CSE
-      // merged something, so other programs keep their stages.
-      t0 = Clock::now();
-      Trace merged = cse(b);
-      if (merged.bsyms.size() != b.bsyms.size()) {
-        b = std::move(merged);
-        b.provenance = fmt::format("Constructed by Common Subexpression Elimination (took {} ms)",
-                                   static_cast<int64_t>(ms_since(t0)));
-        entry->backward_traces.push_back(b);
-      }
-    }
+  for (const ProxyPtr& p : ct.written_inputs) entry->written_inputs.push_back(source_of(p));
+  if (ct.has_backward()) {
     auto bwd = std::make_shared<CompiledBackward>();
     bwd->pool = pool;
-    for (size_t i = 0; i < joint.cotangents.size(); ++i)
-      if (joint.cotangents[i]) bwd->differentiable_outputs.push_back(static_cast<int32_t>(i));
-    entry->num_outputs = joint.num_outputs;
-    for (const ProxyPtr& p : joint.grad_inputs) {
-      size_t k = std::find(t.inputs.begin(), t.inputs.end(), p) - t.inputs.begin();
-      entry->grad_input_sources.push_back(sources[k]);
-    }
-    for (const ProxyPtr& p : fb.saved)
-      entry->saved_info.push_back({p->name, p->shape, to_aten(p->dtype), saved_bytes({p})});
-    // The backward trace: claimed and freed like the forward.
-    t0 = Clock::now();
-    b = claim_executors(b, executors);
-    b.provenance = fmt::format("Constructed by Transform for execution (took {} ms)",
-                               static_cast<int64_t>(ms_since(t0)));
-    entry->backward_traces.push_back(b);
-    if (fuses) {
-      t0 = Clock::now();
-      b = fusion_pass(b, executors, options.fusion_type);
-      b.provenance = fmt::format("Constructed by Fusion ({}) (took {} ms)", options.fusion_type,
-                                 static_cast<int64_t>(ms_since(t0)));
-      entry->backward_traces.push_back(b);
-      regions += count_regions(b);
-    }
-    b = del_last_used(b);
-    b.provenance = "Constructed by Delete Last Used";
-    b.notes.push_back(fmt::format("saved for backward: {} bytes in {} values",
-                                  saved_bytes(fb.saved), fb.saved.size()));
-    entry->backward_traces.push_back(b);
+    for (size_t i = 0; i < ct.cotangents.size(); ++i)
+      if (ct.cotangents[i]) bwd->differentiable_outputs.push_back(static_cast<int32_t>(i));
+    entry->num_outputs = ct.num_outputs;
+    for (const ProxyPtr& p : ct.grad_inputs) entry->grad_input_sources.push_back(source_of(p));
+    for (const ProxyPtr& p : ct.saved)
+      entry->saved_info.push_back({p->name, p->shape, to_aten(p->dtype), bytes_of({p})});
+    // The backward reads its inputs (saved values, then cotangents) from the node.
+    const Trace& b = ct.backward.back();
     std::vector<Program::Input> bwd_sources;
     for (size_t i = 0; i < b.inputs.size(); ++i)
       bwd_sources.push_back({Program::Input::Source::Captured, static_cast<int32_t>(i)});
     bwd->program = Program::lower(b, bwd_sources, executors);
     entry->backward = std::move(bwd);
-  } else if (stateless_rng) {
-    t = replace_uniform_stage(t);
   }
-  t0 = Clock::now();
-  t = record(claim_executors(t, executors), "Transform for execution", t0);
-  if (fuses) {
-    // 5. Fusion: regions of cpu_fuser's statements become generated kernels.
-    t0 = Clock::now();
-    // In-place statements kept for debugging pin the order: no reordering.
-    bool keeps_inplace = options.skip_inplace_functionalization && has_inplace(t);
-    t = record(fusion_pass(t, executors, keeps_inplace ? "consecutive" : options.fusion_type),
-               "Fusion", t0);
-    regions += count_regions(t);
-  }
-  stats.fusion_regions = regions;
-  t0 = Clock::now();
-  t = record(del_last_used(t), "Delete Last Used", t0);
+  entry->program = Program::lower(ct.forward.back(), traced.sources, executors);
+  entry->traces = std::move(ct.forward);
+  entry->backward_traces = std::move(ct.backward);
 
-  // 4. Lower to a flat program.
-  entry->program = Program::lower(t, sources, executors);
-
+  stats.pass_ms = std::move(ct.pass_ms);
+  stats.fusion_regions = ct.fusion_regions;
   stats.compiles++;
   stats.last_compile_ms = ms_since(t_compile);
   if (retrace_every_call) entries.clear();

@@ -59,6 +59,7 @@ void collect_outputs(const Value& v, const SlotMap& slots, std::vector<int32_t>&
 Program Program::lower(const Trace& trace, const std::vector<Input>& inputs,
                        const std::vector<Executor*>& executors) {
   Program prog;
+  prog.symbols_ = trace.owned_symbols;
   SlotMap slots;
   THUNDER_CHECK(inputs.size() == trace.inputs.size(), "lower: {} input sources for {} inputs",
                 inputs.size(), trace.inputs.size());

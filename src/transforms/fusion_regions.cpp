@@ -6,8 +6,6 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "thunder/transforms/rematerialize_regions.h"
-
 namespace thunder {
 
 namespace {
@@ -152,8 +150,7 @@ std::vector<std::vector<size_t>> fusion_groups(const std::vector<BoundSymbol>& b
 }
 
 Trace form_fusion_regions(const Trace& trace, const std::vector<bool>& fusible,
-                          FusionStrategy strategy, int executor, const RegionSymbolFn& make_symbol,
-                          bool rematerialize) {
+                          FusionStrategy strategy, int executor, const RegionSymbolFn& make_symbol) {
   const auto& bsyms = trace.bsyms;
   std::vector<std::vector<size_t>> groups = fusion_groups(bsyms, fusible, strategy);
   // Units: each group, and each statement outside groups, keyed by its first statement.
@@ -234,39 +231,22 @@ Trace form_fusion_regions(const Trace& trace, const std::vector<bool>& fusible,
     stmts.push_back(std::move(region));
   }
 
-  if (rematerialize) rematerialize_between_regions(stmts, stmt_is_region, trace.output);
-
   Trace out = trace.empty_like();
-  std::unordered_set<const Proxy*> defined(trace.inputs.size());
-  for (const ProxyPtr& p : trace.inputs) defined.insert(p.get());
-  auto define = [&](const BoundSymbol& b) {
-    for (const ProxyPtr& p : b.flat_outputs()) defined.insert(p.get());
-  };
   int region_count = 0;
   for (size_t i = 0; i < stmts.size(); ++i) {
     BoundSymbol& b = stmts[i];
     if (!stmt_is_region[i]) {
-      define(b);
       out.bsyms.push_back(std::move(b));
       continue;
     }
-    if (b.subsymbols.empty()) continue;  // its outputs are all recomputed by consumers
-    b.sym = make_symbol(region_count, b);
-    if (!b.sym) {
-      // Declined: the statements stay as they are, but for recomputed copies
-      // of values another statement defines already.
-      for (BoundSymbol& s : b.subsymbols) {
-        std::vector<ProxyPtr> o = s.flat_outputs();
-        if (!o.empty() && std::all_of(o.begin(), o.end(),
-                                      [&](const ProxyPtr& p) { return defined.count(p.get()); }))
-          continue;
-        define(s);
-        out.bsyms.push_back(std::move(s));
-      }
+    std::shared_ptr<const Symbol> sym = make_symbol(region_count, b);
+    if (!sym) {  // declined: the statements stay as they are
+      for (BoundSymbol& s : b.subsymbols) out.bsyms.push_back(std::move(s));
       continue;
     }
     ++region_count;
-    define(b);
+    b.sym = sym.get();
+    out.owned_symbols.push_back(std::move(sym));
     out.bsyms.push_back(std::move(b));
   }
   return out;

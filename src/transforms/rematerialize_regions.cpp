@@ -170,3 +170,19 @@ int rematerialize_between_regions(std::vector<BoundSymbol>& stmts,
 }
 
 }  // namespace thunder
+
+namespace thunder {
+
+Trace rematerialize_regions(const Trace& trace) {
+  Trace out = trace.empty_like();
+  out.bsyms = trace.bsyms;
+  std::vector<bool> is_region;
+  for (const BoundSymbol& b : out.bsyms) is_region.push_back(b.sym->is_region);
+  rematerialize_between_regions(out.bsyms, is_region, out.output);
+  // A producer whose outputs consumers now all recompute is left empty.
+  std::erase_if(out.bsyms,
+                [](const BoundSymbol& b) { return b.sym->is_region && b.subsymbols.empty(); });
+  return out;
+}
+
+}  // namespace thunder

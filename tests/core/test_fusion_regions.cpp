@@ -3,21 +3,22 @@
 // boundary, deterministic printing.
 #include <gtest/gtest.h>
 
-#include <deque>
+#include <memory>
 
 #include "test_symbols.h"
 #include "thunder/prims/prims.h"
 #include "thunder/transforms/fusion_regions.h"
+#include "thunder/transforms/rematerialize_regions.h"
 
 namespace thunder {
 namespace {
 
-// Region symbols named like cpu_fuser's, owned by the test.
-const Symbol* region_symbol(int k, const BoundSymbol&) {
-  static std::deque<Symbol> store;
-  Symbol& s = store.emplace_back();
-  s.id = "cppFusion" + std::to_string(k);
-  return &s;
+// Region symbols named like cpu_fuser's, owned by the traces.
+std::shared_ptr<const Symbol> region_symbol(int k, const BoundSymbol&) {
+  auto s = std::make_shared<Symbol>();
+  s->id = "cppFusion" + std::to_string(k);
+  s->is_region = true;
+  return s;
 }
 
 // Everything but test.show is fusible.
@@ -146,7 +147,9 @@ TEST(FusionRegions, DataflowMergesIndependentGroupsHorizontally) {
 TEST(FusionRegions, DeclinedRegionsKeepTheirStatements) {
   Trace t = split_by_barrier();
   Trace f = form_fusion_regions(t, fusible_of(t), FusionStrategy::Consecutive, 0,
-                                [](int, const BoundSymbol&) -> const Symbol* { return nullptr; });
+                                [](int, const BoundSymbol&) -> std::shared_ptr<const Symbol> {
+                                  return nullptr;
+                                });
   EXPECT_EQ(f.str(), t.str());
 }
 
@@ -161,8 +164,7 @@ namespace {
 // recomputing it from x saves region 0's write of t0 and is no more reading.
 TEST(FusionRegions, ConsumerRecomputesCheapProducerValue) {
   Trace t = split_by_barrier();
-  Trace f = form_fusion_regions(t, fusible_of(t), FusionStrategy::Consecutive, 0, region_symbol,
-                                /*rematerialize=*/true);
+  Trace f = rematerialize_regions(fuse(t, FusionStrategy::Consecutive));
   EXPECT_EQ(f.str(),
             "def computation(x):\n"
             "  # x: \"cpu f32[2]\"\n"
@@ -190,8 +192,7 @@ TEST(FusionRegions, ReturnedProducerValueIsNotRecomputed) {
     t.output = Value(std::vector<Value>{a, c});
   }
   Trace plain = fuse(t, FusionStrategy::Dataflow);
-  Trace f = form_fusion_regions(t, fusible_of(t), FusionStrategy::Dataflow, 0, region_symbol,
-                                /*rematerialize=*/true);
+  Trace f = rematerialize_regions(plain);
   EXPECT_EQ(f.str(), plain.str());
 }
 

@@ -198,3 +198,33 @@ TEST(Printer, FormatDouble) {
 
 }  // namespace
 }  // namespace thunder
+
+namespace thunder {
+namespace {
+
+// Stages are found by their pass's exact name, never by position.
+TEST(Stages, FoundByPassName) {
+  std::vector<Trace> stages(3);
+  stages[0].provenance = stage_provenance("Tracing", 0.4);
+  stages[1].provenance = stage_provenance("Rematerialization between regions", 12.7);
+  stages[2].provenance = stage_provenance("Rematerialization", 3);
+  EXPECT_EQ(stages[1].provenance, "Constructed by Rematerialization between regions (took 12 ms)");
+  EXPECT_EQ(stage_name(stages[1]), "Rematerialization between regions");
+  EXPECT_EQ(&find_stage(stages, "Rematerialization"), &stages[2]);
+  EXPECT_TRUE(has_stage(stages, "Tracing"));
+  EXPECT_FALSE(has_stage(stages, "Remat"));
+  try {
+    find_stage(stages, "Fusion");
+    FAIL() << "expected thunder::Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "find_stage: no stage made by 'Fusion' (stages: 'Tracing', "
+              "'Rematerialization between regions', 'Rematerialization')");
+  }
+  Trace guards;
+  guards.provenance = "Guards of this cache entry";
+  EXPECT_EQ(stage_name(guards), "");
+}
+
+}  // namespace
+}  // namespace thunder

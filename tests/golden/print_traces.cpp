@@ -47,7 +47,12 @@ int main(int argc, char** argv) {
     jfn(at::randn({4}).requires_grad_());
     auto fwd = thunder::last_traces(jfn);
     auto bwd = thunder::last_backward_traces(jfn);
-    std::cout << fwd[3] << "\n" << bwd[0] << "\n" << fwd[4] << "\n" << bwd[1] << "\n" << bwd[2];
+    using thunder::find_stage;
+    std::cout << find_stage(fwd, "Split forward and backward") << "\n"
+              << find_stage(bwd, "Split forward and backward") << "\n"
+              << find_stage(fwd, "Rematerialization") << "\n"
+              << find_stage(bwd, "Rematerialization") << "\n"
+              << find_stage(bwd, "Common Subexpression Elimination");
     return 0;
   }
   if (std::strcmp(argv[1], "dropout") == 0) {
@@ -77,7 +82,7 @@ int main(int argc, char** argv) {
     auto jfn = thunder::jit(fn, {.arg_names = {"x"}});
     jfn(at::randn({2, 3}).requires_grad_());
     for (const auto& t : thunder::last_traces(jfn))
-      if (t.provenance.starts_with("Constructed by Replace uniform")) std::cout << t << "\n";
+      if (thunder::stage_name(t) == "Replace uniform") std::cout << t << "\n";
     std::cout << thunder::last_traces(jfn).back() << "\n";
     std::cout << thunder::last_backward_traces(jfn).back();
     return 0;

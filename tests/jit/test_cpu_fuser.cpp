@@ -21,7 +21,7 @@ JitOptions fused(const char* strategy) {
 
 int count_regions(const Trace& t) {
   int n = 0;
-  for (const BoundSymbol& b : t.bsyms) n += b.sym->id.rfind("cppFusion", 0) == 0;
+  for (const BoundSymbol& b : t.bsyms) n += b.sym->is_region;
   return n;
 }
 
@@ -49,13 +49,32 @@ TEST(CpuFuser, ElementwiseChainIsOneRegion) {
   }
 }
 
+// Region symbols belong to the traces and programs of one cache entry: with
+// cache = "none" each call's entry replaces the last, and its symbols go too.
+TEST(CpuFuser, RegionSymbolsDieWithTheirCacheEntry) {
+  auto jfn = jit([](const Tensor& x) { return exp(x * 2.0); },
+                 {.executors = {"cpu_fuser", "aten"}, .cache = "none"});
+  at::Tensor x = at::randn({3});
+  jfn(x);
+  std::weak_ptr<const Symbol> first;
+  {
+    const Trace last = last_traces(jfn).back();
+    ASSERT_EQ(count_regions(last), 1) << last;
+    ASSERT_EQ(last.owned_symbols.size(), 1u);
+    first = last.owned_symbols[0];
+    EXPECT_TRUE(first.lock()->is_region);
+  }
+  jfn(x);
+  EXPECT_TRUE(first.expired());
+  EXPECT_EQ(cache_misses(jfn), 2);
+}
+
 TEST(CpuFuser, PrintsRegionsWithTheirPrims) {
   auto fn = [](const Tensor& x) { return exp(x * 2.0); };
   auto jfn = jit(fn, fused("dataflow"));
   jfn(at::randn({3}));
   std::vector<Trace> traces = last_traces(jfn);
-  const Trace& fusion = traces[traces.size() - 2];
-  EXPECT_EQ(fusion.provenance.rfind("Constructed by Fusion", 0), 0u) << fusion;
+  const Trace& fusion = find_stage(traces, "Fusion kernels");
   EXPECT_NE(fusion.str().find("  [t1] = cppFusion0(x0)  # t1: \"cpu f32[3]\"\n"
                               "    # t0 = prims.mul(x0, 2.0)  # t0: \"cpu f32[3]\"\n"
                               "    # t1 = prims.exp(t0)  # t1: \"cpu f32[3]\"\n"),
@@ -78,7 +97,7 @@ TEST(CpuFuser, UnfusibleOpsSplitRegions) {
     EXPECT_EQ(count_regions(t), 2);
     // fusion_source: the kernel of a region, nothing for the matmul.
     for (const BoundSymbol& b : t.bsyms) {
-      const bool region = b.sym->id.rfind("cppFusion", 0) == 0;
+      const bool region = b.sym->is_region;
       EXPECT_EQ(fusion_source(b).find("extern \"C\" void thunder_kernel") != std::string::npos,
                 region) << b.sym->id;
     }
@@ -122,7 +141,7 @@ TEST(CpuFuser, ReductionsOverInnermostAndAllDims) {
 std::vector<BoundSymbol> regions(const Trace& t) {
   std::vector<BoundSymbol> out;
   for (const BoundSymbol& b : t.bsyms)
-    if (b.sym->id.rfind("cppFusion", 0) == 0) out.push_back(b);
+    if (b.sym->is_region) out.push_back(b);
   return out;
 }
 

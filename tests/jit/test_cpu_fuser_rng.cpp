@@ -76,7 +76,7 @@ Regions regions(const Trace& t) {
   Regions r;
   for (const BoundSymbol& b : t.bsyms) {
     r.unfused_draws += b.sym->id == "prims.uniform_philox";
-    if (b.sym->id.rfind("cppFusion", 0) != 0) continue;
+    if (!b.sym->is_region) continue;
     ++r.count;
     for (const BoundSymbol& s : b.subsymbols) r.drawing += s.sym->id == "prims.uniform_philox";
   }

@@ -14,7 +14,7 @@ JitOptions fused() { return {.executors = {"cpu_fuser", "aten"}, .fusion_type = 
 std::vector<const BoundSymbol*> regions(const Trace& t) {
   std::vector<const BoundSymbol*> out;
   for (const BoundSymbol& b : t.bsyms)
-    if (b.sym->id.rfind("cppFusion", 0) == 0) out.push_back(&b);
+    if (b.sym->is_region) out.push_back(&b);
   return out;
 }
 

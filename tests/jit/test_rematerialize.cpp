@@ -87,18 +87,41 @@ TEST(Rematerialize, IsItsOwnStageAndTheBackwardStatesTheSavedBytes) {
   auto jfn = jit([](const Tensor& x) { return (x.sin() * 2.0).exp(); }, {.arg_names = {"x"}});
   at::Tensor x = at::randn({8}).requires_grad_();
   jfn(x).backward(at::ones({8}));
-  std::vector<std::string> stages;
-  for (const Trace& t : last_traces(jfn))
-    stages.push_back(t.provenance.substr(0, t.provenance.find(" (")));
-  EXPECT_EQ(stages,
-            (std::vector<std::string>{
-                "Constructed by Tracing", "Constructed by Dead Code Elimination",
-                "Constructed by Autodiff", "Constructed by Split forward and backward",
-                "Constructed by Rematerialization", "Constructed by Transform for execution",
-                "Constructed by Fusion", "Constructed by Delete Last Used"}));
+  auto names = [](const std::vector<Trace>& traces) {
+    std::vector<std::string> out;
+    for (const Trace& t : traces) out.emplace_back(stage_name(t));
+    return out;
+  };
+  const std::vector<std::string> lowering = {"Transform for execution",
+                                             "Flatten to prims",
+                                             "CSE on prims",
+                                             "Fusion regions",
+                                             "Rematerialization between regions",
+                                             "DCE after fusion",
+                                             "Fusion kernels",
+                                             "Delete Last Used"};
+  std::vector<std::string> fwd = {"Tracing", "Dead Code Elimination", "Autodiff",
+                                  "Split forward and backward", "Rematerialization"};
+  fwd.insert(fwd.end(), lowering.begin(), lowering.end());
+  EXPECT_EQ(names(last_traces(jfn)), fwd);
+  std::vector<std::string> bwd_names = {"Split forward and backward", "Rematerialization",
+                                        "Common Subexpression Elimination"};
+  bwd_names.insert(bwd_names.end(), lowering.begin(), lowering.end());
   auto bwd = last_backward_traces(jfn);
-  ASSERT_EQ(bwd.size(), 5u);
-  EXPECT_EQ(bwd[1].provenance, "Constructed by Rematerialization (saved for backward: 32 bytes)");
+  EXPECT_EQ(names(bwd), bwd_names);
+  // Every pass is timed, the backward's too.
+  std::vector<std::string> timed;
+  for (const auto& [name, ms] : compile_stats(jfn).pass_ms) timed.push_back(name);
+  // Split and rematerialization make both sides at once (timed once); the
+  // backward is lowered right after.
+  std::vector<std::string> want(fwd.begin(), fwd.begin() + 5);
+  for (size_t i = 2; i < bwd_names.size(); ++i) want.push_back(bwd_names[i] + " (backward)");
+  want.insert(want.end(), lowering.begin(), lowering.end());
+  EXPECT_EQ(timed, want);
+  std::string split = find_stage(bwd, "Split forward and backward").str();
+  EXPECT_NE(split.find("# saved for backward: 64 bytes in 2 values\n"), std::string::npos) << split;
+  std::string remat = find_stage(bwd, "Rematerialization").str();
+  EXPECT_NE(remat.find("# saved for backward: 32 bytes in 1 values\n"), std::string::npos) << remat;
   std::string last = bwd.back().str();
   EXPECT_NE(last.find("# saved for backward: 32 bytes in 1 values\n"), std::string::npos) << last;
   // exp's output is recomputed from x in the backward: sin, mul, exp.

@@ -151,9 +151,8 @@ TEST(Rng, TracesShowTheReplacementStage) {
     auto jfn = jit([](const Tensor& x) { return F::dropout(x, 0.5, true); }, {.arg_names = {"x"}});
     jfn(grad ? x.clone().requires_grad_() : x);
     std::vector<Trace> traces = last_traces(jfn);
-    auto stage = std::find_if(traces.begin(), traces.end(), [](const Trace& t) {
-      return t.provenance.starts_with("Constructed by Replace uniform (stateless uniform_philox)");
-    });
+    auto stage = std::find_if(traces.begin(), traces.end(),
+                              [](const Trace& t) { return stage_name(t) == "Replace uniform"; });
     ASSERT_NE(stage, traces.end()) << all_traces(traces);
     // No executor can claim a stateful dropout or uniform after the stage.
     for (auto t = stage; t != traces.end(); ++t) {

@@ -76,6 +76,11 @@ struct Symbol {
   std::string id;                   // qualified and exactly as printed: "prims.add"
   std::vector<std::string> params;  // parameter names, positional
   bool is_prim = false;
+  // A fusion region: its statements' subsymbols are the prims one executor
+  // runs as a single kernel. Region symbols are made by a fusion executor for
+  // one trace (not registered) and owned by the traces that use them.
+  bool is_region = false;
+  std::string source;               // a region's generated kernel source, if any
   uint32_t tags = 0;                // OpTag bits (add_tags can extend them)
   MetaFn meta;                      // prims: validates args and makes output proxies
   BodyFn body;                      // composites: the decomposition

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <ostream>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,9 @@ class Trace {
   Value output;                  // what the program returns
   std::string provenance;        // "Constructed by ..." (without '#')
   std::vector<std::string> notes;  // extra header comment lines
+  // Symbols made for this trace (fusion regions), kept alive by every trace
+  // and program that may refer to them; copied by empty_like.
+  std::vector<std::shared_ptr<const Symbol>> owned_symbols;
 
   const std::vector<BoundSymbol>& bound_symbols() const { return bsyms; }
 
@@ -41,6 +46,18 @@ class Trace {
 };
 
 std::ostream& operator<<(std::ostream& os, const Trace& t);
+
+// The provenance a pipeline stage stamps on its trace:
+// "Constructed by <pass> (took <ms> ms)".
+std::string stage_provenance(std::string_view pass, double ms);
+// The pass name of a stage's provenance ("" when it is not a stage's).
+std::string_view stage_name(const Trace& t);
+// The first stage made by `pass` (exact pass name, e.g. "Rematerialization");
+// throws thunder::Error listing the stages there are when none matches.
+const Trace& find_stage(const std::vector<Trace>& stages, std::string_view pass);
+// (The reference points into `stages`: keep the vector, e.g. last_traces(jfn), alive.)
+const Trace& find_stage(std::vector<Trace>&& stages, std::string_view pass) = delete;
+bool has_stage(const std::vector<Trace>& stages, std::string_view pass);
 // One statement (and its decomposition as '#' lines), indented by `indent` spaces.
 std::string bsym_str(const BoundSymbol& b, int indent = 0);
 

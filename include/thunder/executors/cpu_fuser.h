@@ -1,7 +1,8 @@
 // cpu_fuser: the fusion executor that turns regions of elementwise, view and
-// reduction prims into generated C++ kernels (see docs/fusion.md). This
-// header holds what is public: the fusion pass the jit pipeline runs after
-// claiming, and counters for tests and benchmarks.
+// reduction prims into generated C++ kernels (see docs/fusion.md). Its fusion
+// passes are reached through the Executor interface; this header holds what
+// else is public: the generated source of a region, and counters for tests
+// and benchmarks.
 #pragma once
 
 #include <cstdint>
@@ -12,16 +13,10 @@
 
 namespace thunder {
 
-// Groups the statements cpu_fuser claimed into regions (fusion_type
-// "consecutive" or "dataflow"), flattening claimed composites into prims,
-// and prepares each region's kernel (compiled, or the ATen fallback). A
-// trace without a cpu_fuser executor comes back unchanged.
-Trace fusion_pass(const Trace& trace, const std::vector<Executor*>& executors,
-                  const std::string& fusion_type);
-
 // The generated C++ source of a region statement (`cppFusionN`, as found in
-// last_traces / last_backward_traces); empty for any other statement and when
-// code generation is off. For reading what the fuser did, not for editing.
+// last_traces / last_backward_traces); empty for any other statement, before
+// the kernels pass, and when code generation is off. For reading what the
+// fuser did, not for editing.
 std::string fusion_source(const BoundSymbol& region);
 
 struct CpuFuserStats {

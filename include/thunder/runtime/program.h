@@ -4,6 +4,7 @@
 // allocation of its own.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "thunder/executors/executor.h"
@@ -41,6 +42,7 @@ class Program {
   std::vector<int32_t> output_slots_;  // -1: None
   std::vector<at::Tensor> tensors_;     // the frame, reused across calls
   std::vector<c10::Scalar> numbers_;
+  std::vector<std::shared_ptr<const Symbol>> symbols_;  // the trace's region symbols
 };
 
 }  // namespace thunder

@@ -28,19 +28,17 @@ std::vector<std::vector<size_t>> fusion_groups(const std::vector<BoundSymbol>& b
                                                const std::vector<bool>& fusible,
                                                FusionStrategy strategy);
 
-// Makes the region statement's symbol; `k` counts regions of this trace from 0.
-// Returning nullptr declines the region: its statements stay unfused.
-using RegionSymbolFn = std::function<const Symbol*(int k, const BoundSymbol& region)>;
+// Makes the region statement's symbol (Symbol::is_region set); `k` counts
+// regions of this trace from 0. Returning nullptr declines the region: its
+// statements stay unfused. The trace keeps the symbol (Trace::owned_symbols).
+using RegionSymbolFn =
+    std::function<std::shared_ptr<const Symbol>(int k, const BoundSymbol& region)>;
 
 // Replaces each group by a region statement (claimed by `executor`; its
 // symbol comes from `make_symbol` once inputs, outputs and subsymbols are set).
 // Region inputs are the values its statements read from outside, in first-use
 // order; its outputs those read after it (or returned), in definition order.
-// With `rematerialize`, consumer regions recompute cheap values of producer
-// regions where that moves fewer bytes (rematerialize_regions.h) before any
-// symbol is made; a producer left without outputs disappears.
 Trace form_fusion_regions(const Trace& trace, const std::vector<bool>& fusible,
-                          FusionStrategy strategy, int executor, const RegionSymbolFn& make_symbol,
-                          bool rematerialize = false);
+                          FusionStrategy strategy, int executor, const RegionSymbolFn& make_symbol);
 
 }  // namespace thunder

@@ -1,8 +1,8 @@
 // Rematerialization between fusion regions: when a consumer region reads a
 // value that a producer region computed with cheap elementwise or shape prims,
 // the consumer recomputes it from what it can read instead, if that moves
-// fewer bytes. Runs inside form_fusion_regions, after the regions are formed
-// and before their symbols (and kernels) are made.
+// fewer bytes. A pass of its own after region formation and before the
+// regions' kernels are made.
 //
 // For a value v that region B reads from region A, the recomputation walks
 // A's decomposition back from v until it reaches values B can read: B's
@@ -27,6 +27,10 @@
 #include "thunder/core/trace.h"
 
 namespace thunder {
+
+// The pass on a trace whose region statements have Symbol::is_region; drops
+// the regions left without outputs.
+Trace rematerialize_regions(const Trace& trace);
 
 // `stmts` is a topologically ordered program; the statements flagged in
 // `is_region` are regions: `subsymbols` their prims, `args` the values read

@@ -1,14 +1,13 @@
-// The cpu_fuser executor: claiming, the fusion pass that makes region
-// statements, their symbols (cppFusion0, cppFusion1, ...) and the one kernel
-// that runs every region, compiled or on the ATen fallback.
+// The cpu_fuser executor: claiming, the fusion passes that make region
+// statements and their symbols (cppFusion0, cppFusion1, ...), and the one
+// kernel that runs every region, compiled or on the ATen fallback.
 #include "thunder/executors/cpu_fuser.h"
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cstring>
-#include <deque>
 #include <memory>
-#include <mutex>
 #include <unordered_map>
 
 #include "codegen.h"
@@ -18,21 +17,25 @@
 #include "thunder/executors/aten.h"
 #include "thunder/transforms/cse.h"
 #include "thunder/transforms/dce.h"
+#include "thunder/transforms/flatten_to_prims.h"
 #include "thunder/transforms/fusion_regions.h"
+#include "thunder/transforms/rematerialize_regions.h"
 
 namespace thunder {
 
 namespace cpu_fuser {
 namespace {
 
-// A region's symbol: outside the registry (index -1), it owns what the
-// region's kernel needs. Shapes and dtypes are static for a cache entry.
+// A region's symbol, made by region formation (`prepared` false: printable,
+// not runnable) and again, with its kernel, by the kernels pass. Owned by the
+// traces and programs that use it (Trace::owned_symbols). Shapes and dtypes
+// are static for a cache entry.
 struct FusionSymbol : Symbol {
+  bool prepared = false;
   BoundSymbol region;
   KernelFn fn = nullptr;
   int64_t flat_numel = 0;
   std::vector<BufferSpec> outputs, scratch;
-  std::string source;
   std::vector<bool> number_is_float;  // per input; numbers only
   // Reused by each call (programs run one call at a time).
   mutable std::vector<at::Tensor> held;
@@ -43,17 +46,6 @@ struct FusionSymbol : Symbol {
   std::vector<int32_t> input_slots, output_slots;
   int32_t tensor_slots = 0, number_slots = 0;
 };
-
-// Region symbols live as long as the process: programs and kept traces
-// point at them.
-FusionSymbol& new_fusion_symbol() {
-  static std::mutex mu;
-  static std::deque<std::unique_ptr<FusionSymbol>> store;
-  std::lock_guard<std::mutex> lock(mu);
-  return *store.emplace_back(std::make_unique<FusionSymbol>());
-}
-
-bool is_fusion_symbol(const Symbol& s) { return s.index < 0 && s.id.rfind("cppFusion", 0) == 0; }
 
 void run_fallback(const FusionSymbol& f, KernelCall& k) {
   std::vector<at::Tensor> t(f.tensor_slots);
@@ -73,6 +65,7 @@ void run_fallback(const FusionSymbol& f, KernelCall& k) {
 
 void run_fusion(KernelCall& k) {
   const auto& f = static_cast<const FusionSymbol&>(k.symbol());
+  THUNDER_CHECK(f.prepared, "{}: region has no kernel yet (run the fusion_kernels pass)", f.id);
   if (!f.fn) return run_fallback(f, k);
   const size_t nin = f.region.args.size();
   size_t slot = 0;
@@ -136,27 +129,6 @@ void build_fallback(FusionSymbol& f) {
     f.output_slots.push_back(slot.at(v.proxy().get()));
 }
 
-class CpuFuser : public Executor {
- public:
-  std::string_view name() const override { return "cpu_fuser"; }
-  bool can_claim(const BoundSymbol& b) const override { return fusible(b); }
-  Kernel kernel(const BoundSymbol& b) const override {
-    return is_fusion_symbol(*b.sym) ? &run_fusion : nullptr;
-  }
-};
-
-void flatten_into(const BoundSymbol& b, int executor, std::vector<BoundSymbol>& out) {
-  if (b.sym->is_prim) {
-    out.push_back(b);
-    out.back().executor = executor;
-    return;
-  }
-  for (BoundSymbol s : b.subsymbols) {
-    s.tags |= b.tags;
-    flatten_into(s, executor, out);
-  }
-}
-
 // A view read outside fusion (by ATen, or returned) would be materialised as
 // a region output (a transposed weight copied for a matmul); left out, it stays
 // a free ATen view. Views feeding only fused statements remain index
@@ -182,6 +154,115 @@ void keep_escaping_views_out(const Trace& t, std::vector<bool>& fusible) {
       for (const ProxyPtr& p : t.bsyms[i].flat_args()) unfuse_view(p);
 }
 
+// Region formation: the statements cpu_fuser claimed become regions (views
+// alone are left to ATen); statements left outside regions go to the next
+// executor that can run them.
+Trace form_regions(const Trace& t, const FusionContext& ctx) {
+  const int me = ctx.self;
+  std::vector<bool> fusible(t.bsyms.size());
+  for (size_t i = 0; i < t.bsyms.size(); ++i) fusible[i] = t.bsyms[i].executor == me;
+  keep_escaping_views_out(t, fusible);
+  auto region_symbol = [](int k, const BoundSymbol& region) -> std::shared_ptr<const Symbol> {
+    bool compute = false;
+    for (const BoundSymbol& s : region.subsymbols)
+      compute = compute || *fusible_kind(*s.sym) != OpKind::View;
+    if (!compute) return nullptr;
+    auto f = std::make_shared<FusionSymbol>();
+    f->id = fmt::format("cppFusion{}", k);
+    f->is_region = true;
+    return f;
+  };
+  Trace out = form_fusion_regions(t, fusible, ctx.strategy, me, region_symbol);
+  const std::vector<Executor*>& executors = *ctx.executors;
+  for (BoundSymbol& b : out.bsyms) {
+    if (b.executor != me || b.sym->is_region) continue;
+    b.executor = -1;
+    for (size_t e = me + 1; e < executors.size() && b.executor < 0; ++e)
+      if (executors[e]->can_claim(b)) b.executor = static_cast<int>(e);
+    THUNDER_CHECK(b.executor >= 0, "{}: no executor after cpu_fuser can run it", b.sym->id);
+  }
+  return out;
+}
+
+// The region's kernel: generated and compiled (regions compile in parallel),
+// or its prims on ATen when code generation is off or the compile failed.
+std::shared_ptr<FusionSymbol> prepare(const BoundSymbol& region, bool codegen,
+                                      std::vector<std::string>& sources) {
+  auto f = std::make_shared<FusionSymbol>();
+  f->id = region.sym->id;
+  f->is_region = true;
+  f->prepared = true;
+  f->region = region;
+  for (const Value& v : region.args) {
+    f->params.push_back(v.proxy()->name);
+    f->number_is_float.push_back(v.proxy()->is_number() && is_float(v.proxy()->dtype));
+  }
+  build_fallback(*f);
+  if (codegen) {
+    KernelSource ks = generate_kernel(region);
+    f->outputs = std::move(ks.outputs);
+    f->scratch = std::move(ks.scratch);
+    if (ks.flat) f->flat_numel = numel(f->outputs.front().shape);
+    size_t slots = region.args.size() + f->outputs.size() + f->scratch.size();
+    f->held.resize(slots);
+    f->ptrs.resize(slots);
+    f->numbers.resize(region.args.size());
+    f->source = ks.code;
+    sources.push_back(std::move(ks.code));
+  }
+  return f;
+}
+
+Trace compile_regions(const Trace& t, const FusionContext& ctx) {
+  const bool codegen = codegen_enabled();
+  Trace out = t.empty_like();
+  out.bsyms = t.bsyms;
+  std::vector<std::shared_ptr<FusionSymbol>> made;
+  std::vector<std::string> sources;
+  for (BoundSymbol& b : out.bsyms) {
+    if (b.executor != ctx.self || !b.sym->is_region) continue;
+    made.push_back(prepare(b, codegen, sources));
+    b.sym = made.back().get();
+  }
+  if (codegen) {
+    std::vector<KernelFn> fns = load_kernels(sources);
+    for (size_t i = 0; i < made.size(); ++i) made[i]->fn = fns[i];
+  }
+  for (const auto& f : made) {
+    if (!f->fn) count_fallback_region();
+    out.owned_symbols.push_back(f);
+  }
+  // The formation pass's unprepared symbols are no longer referenced here.
+  std::erase_if(out.owned_symbols, [&](const std::shared_ptr<const Symbol>& s) {
+    return std::none_of(out.bsyms.begin(), out.bsyms.end(),
+                        [&](const BoundSymbol& b) { return b.sym == s.get(); });
+  });
+  return out;
+}
+
+class CpuFuser : public Executor {
+ public:
+  std::string_view name() const override { return "cpu_fuser"; }
+  bool can_claim(const BoundSymbol& b) const override { return fusible(b); }
+  Kernel kernel(const BoundSymbol& b) const override {
+    return b.sym->is_region ? &run_fusion : nullptr;
+  }
+  std::vector<FusionPass> fusion_passes() const override {
+    return {
+        {"Flatten to prims", "flatten",
+         [](const Trace& t, const FusionContext& c) { return flatten_to_prims(t, c.self); }},
+        // Composites flattened side by side may repeat each other's prims (gelu's
+        // forward, recomputed in a backward, and gelu's grad rule both take erf(x / sqrt(2))).
+        {"CSE on prims", "cse", [](const Trace& t, const FusionContext&) { return cse(t); }},
+        {"Fusion regions", "form_regions", &form_regions},
+        {"Rematerialization between regions", "rematerialize_regions",
+         [](const Trace& t, const FusionContext&) { return rematerialize_regions(t); }},
+        {"DCE after fusion", "dce", [](const Trace& t, const FusionContext&) { return dce(t); }},
+        {"Fusion kernels", "fusion_kernels", &compile_regions},
+    };
+  }
+};
+
 }  // namespace
 
 Executor& cpu_fuser_executor() {
@@ -192,84 +273,7 @@ Executor& cpu_fuser_executor() {
 }  // namespace cpu_fuser
 
 std::string fusion_source(const BoundSymbol& region) {
-  if (!cpu_fuser::is_fusion_symbol(*region.sym)) return "";
-  return static_cast<const cpu_fuser::FusionSymbol&>(*region.sym).source;
-}
-
-Trace fusion_pass(const Trace& trace, const std::vector<Executor*>& executors,
-                  const std::string& fusion_type) {
-  int me = -1;
-  for (size_t i = 0; i < executors.size(); ++i)
-    if (executors[i]->name() == "cpu_fuser") me = static_cast<int>(i);
-  if (me < 0) return trace;
-
-  // Composites claimed whole run as their prims, inside regions.
-  Trace flat = trace.empty_like();
-  for (const BoundSymbol& b : trace.bsyms) {
-    if (b.executor == me)
-      cpu_fuser::flatten_into(b, me, flat.bsyms);
-    else
-      flat.bsyms.push_back(b);
-  }
-  // Composites flattened side by side may repeat each other's prims (gelu's
-  // forward, recomputed in a backward, and gelu's grad rule both take erf(x / sqrt(2))).
-  flat = cse(flat);
-  std::vector<bool> fusible(flat.bsyms.size());
-  for (size_t i = 0; i < flat.bsyms.size(); ++i) fusible[i] = flat.bsyms[i].executor == me;
-  cpu_fuser::keep_escaping_views_out(flat, fusible);
-
-  const bool codegen = cpu_fuser::codegen_enabled();
-  std::vector<cpu_fuser::FusionSymbol*> made;
-  std::vector<std::string> sources;
-  auto make_symbol = [&](int k, const BoundSymbol& region) -> const Symbol* {
-    // Regions without arithmetic (only views) are better left to ATen's views.
-    bool compute = false;
-    for (const BoundSymbol& s : region.subsymbols)
-      compute = compute || *cpu_fuser::fusible_kind(*s.sym) != cpu_fuser::OpKind::View;
-    if (!compute) return nullptr;
-    cpu_fuser::FusionSymbol& f = cpu_fuser::new_fusion_symbol();
-    f.id = fmt::format("cppFusion{}", k);
-    f.region = region;
-    for (const Value& v : region.args) {
-      f.params.push_back(v.proxy()->name);
-      f.number_is_float.push_back(v.proxy()->is_number() && is_float(v.proxy()->dtype));
-    }
-    cpu_fuser::build_fallback(f);
-    if (codegen) {
-      cpu_fuser::KernelSource ks = cpu_fuser::generate_kernel(region);
-      f.outputs = std::move(ks.outputs);
-      f.scratch = std::move(ks.scratch);
-      if (ks.flat) f.flat_numel = numel(f.outputs.front().shape);
-      size_t slots = region.args.size() + f.outputs.size() + f.scratch.size();
-      f.held.resize(slots);
-      f.ptrs.resize(slots);
-      f.numbers.resize(region.args.size());
-      f.source = ks.code;
-      sources.push_back(std::move(ks.code));
-    }
-    made.push_back(&f);
-    return &f;
-  };
-  FusionStrategy strategy =
-      fusion_type == "consecutive" ? FusionStrategy::Consecutive : FusionStrategy::Dataflow;
-  Trace out = form_fusion_regions(flat, fusible, strategy, me, make_symbol, /*rematerialize=*/true);
-
-  if (codegen) {
-    std::vector<cpu_fuser::KernelFn> fns = cpu_fuser::load_kernels(sources);
-    for (size_t i = 0; i < made.size(); ++i) made[i]->fn = fns[i];
-  }
-  for (cpu_fuser::FusionSymbol* f : made)
-    if (!f->fn) cpu_fuser::count_fallback_region();
-
-  // Statements left outside regions go to the next executor that can run them.
-  for (BoundSymbol& b : out.bsyms) {
-    if (b.executor != me || cpu_fuser::is_fusion_symbol(*b.sym)) continue;
-    b.executor = -1;
-    for (size_t e = me + 1; e < executors.size() && b.executor < 0; ++e)
-      if (executors[e]->can_claim(b)) b.executor = static_cast<int>(e);
-    THUNDER_CHECK(b.executor >= 0, "{}: no executor after cpu_fuser can run it", b.sym->id);
-  }
-  return dce(out);
+  return region.sym->is_region ? region.sym->source : std::string();
 }
 
 }  // namespace thunder

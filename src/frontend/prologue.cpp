@@ -1,0 +1,91 @@
+#include "prologue.h"
+
+#include "thunder/executors/kernel.h"
+
+namespace thunder::detail {
+
+namespace {
+
+// Symbols that only appear in prologue traces (printed, never executed).
+const Symbol& prologue_symbol(const char* id) {
+  const Symbol* s = symbol_registry().find(id);
+  if (s) return *s;
+  Symbol p;
+  p.id = id;
+  p.is_prim = true;
+  return symbol_registry().add(std::move(p));
+}
+
+BoundSymbol check(const char* id, std::vector<Value> args) {
+  BoundSymbol b;
+  b.sym = &prologue_symbol(id);
+  b.args = std::move(args);
+  return b;
+}
+
+BoundSymbol tensor_check(const Value& v, const at::Tensor& t) {
+  return check("prologue.check_tensor_metadata",
+               {v, Value(t.sizes().vec()), Value(from_aten(t.device())),
+                Value(from_aten(t.scalar_type())), Value(t.requires_grad()),
+                Value(t.is_contiguous() ? "contiguous" : "strided")});
+}
+
+}  // namespace
+
+std::vector<std::vector<ProxyPtr>> alias_groups(const TracedCall& c,
+                                                const std::vector<FlatArg>& args) {
+  std::vector<std::vector<ProxyPtr>> groups;
+  std::vector<int> group_of(c.sources.size(), -1);
+  auto arg = [&](size_t k) -> const at::Tensor* {
+    if (c.sources[k].source != Program::Input::Source::ArgTensor) return nullptr;
+    const at::Tensor& t = args[c.sources[k].index].tensor;
+    return t.has_storage() ? &t : nullptr;
+  };
+  for (size_t k = 0; k < c.sources.size(); ++k) {
+    for (size_t j = 0; j < k && arg(k); ++j) {
+      if (!arg(j) || !arg(k)->is_alias_of(*arg(j))) continue;
+      if (group_of[j] < 0) {
+        group_of[j] = static_cast<int>(groups.size());
+        groups.push_back({c.trace.inputs[j]});
+      }
+      group_of[k] = group_of[j];
+      groups[group_of[k]].push_back(c.trace.inputs[k]);
+      break;
+    }
+  }
+  return groups;
+}
+
+Trace build_prologue(const TracedCall& c, const std::vector<FlatArg>& args,
+                     const std::vector<std::vector<ProxyPtr>>& alias_groups, bool grad_mode,
+                     const std::vector<int64_t>* module_training) {
+  Trace p;
+  p.fn_name = "prologue";
+  p.inputs = c.trace.inputs;
+  p.provenance = "Guards of this cache entry (compiled to a signature compare)";
+  for (size_t i = 0; i < args.size(); ++i) {
+    const FlatArg& a = args[i];
+    const Value& v = c.arg_values[i];
+    if (a.kind == FlatArg::Kind::Tensor && a.tensor.defined())
+      p.bsyms.push_back(tensor_check(v, a.tensor));
+    else if (a.kind == FlatArg::Kind::Scalar)
+      p.bsyms.push_back(check("prologue.check_number_type", {v, Value(v.proxy()->type_str())}));
+    else if (a.kind != FlatArg::Kind::Tensor)
+      p.bsyms.push_back(check("prologue.check_literal", {Value(c.arg_names[i]), v}));
+    else
+      p.bsyms.push_back(check("prologue.check_none", {Value(c.arg_names[i])}));
+  }
+  const size_t first_captured = c.trace.inputs.size() - c.captured.size();
+  for (size_t k = 0; k < c.captured.size(); ++k)
+    p.bsyms.push_back(tensor_check(Value(c.trace.inputs[first_captured + k]), c.captured[k]));
+  for (const auto& group : alias_groups) {
+    std::vector<Value> members(group.begin(), group.end());
+    p.bsyms.push_back(check("prologue.check_aliases", std::move(members)));
+  }
+  p.bsyms.push_back(check("prologue.check_grad_mode", {Value(grad_mode)}));
+  if (module_training)
+    p.bsyms.push_back(check("prologue.check_module_training", {Value(*module_training)}));
+  return p;
+}
+
+}  // namespace thunder::detail
