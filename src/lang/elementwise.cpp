@@ -51,17 +51,17 @@ Value scale(const Value& a, const Value& b, const Value& alpha, DType dtype) {
   return prims::mul(prims::full(t.shape, b, t.device, dtype), alpha);
 }
 
-// add/sub with alpha: a + alpha * b.
-void add_like(const std::string& name, PrimBinary prim) {
+// add/sub with alpha: a + alpha * b. As in torch, bool subtraction is refused
+// (logical_not / logical_xor are meant).
+void add_like(const std::string& name, PrimBinary prim, bool refuses_bools) {
   std::string id = "ltorch." + name;
-  define(id, {"a", "b", "alpha"}, kElementwise, [id, prim](const OpArgs& a) -> Value {
+  define(id, {"a", "b", "alpha"}, kElementwise, [id, prim, refuses_bools](const OpArgs& a) -> Value {
     THUNDER_CHECK(a[0].is_tensor() || a[1].is_tensor(),
                   "{}: expected a tensor operand, got {} and {}", id, a[0].str(), a[1].str());
-    // As in torch: bool subtraction is refused (logical_not / logical_xor are meant).
-    THUNDER_CHECK(id != "ltorch.sub" || (!is_bool_operand(a[0]) && !is_bool_operand(a[1])),
-                  "ltorch.sub: subtraction with a bool operand ({} - {}) is not supported; use "
+    THUNDER_CHECK(!refuses_bools || (!is_bool_operand(a[0]) && !is_bool_operand(a[1])),
+                  "{}: subtraction with a bool operand ({} - {}) is not supported; use "
                   "logical_not() or logical_xor() instead",
-                  a[0].str(), a[1].str());
+                  id, a[0].str(), a[1].str());
     DType dtype;
     auto ops = elementwise_prep(id, {a[0], a[1]}, Promotion::Default, &dtype);
     const Value& alpha = a[2];
@@ -82,8 +82,8 @@ void add_like(const std::string& name, PrimBinary prim) {
 }  // namespace
 
 void register_elementwise() {
-  add_like("add", prims::add);
-  add_like("sub", prims::sub);
+  add_like("add", prims::add, /*refuses_bools=*/false);
+  add_like("sub", prims::sub, /*refuses_bools=*/true);
   binary("mul", prims::mul, Promotion::Default);
   binary("div", prims::div, Promotion::IntToFloat);
   define("ltorch.pow", {"a", "b"}, kElementwise, [](const OpArgs& a) -> Value {

@@ -9,6 +9,7 @@
 
 #include "fusible.h"
 #include "thunder/core/error.h"
+#include "thunder/prims/prims.h"
 #include "vector_math.h"
 
 namespace thunder::cpu_fuser {
@@ -319,16 +320,18 @@ class Generator {
   std::string view(const BoundSymbol& b, const Idx& idx) {
     const Proxy& a = *b.args[0].proxy();
     const Proxy& out = *b.output.proxy();
-    const std::string& id = b.sym->id;
+    static const Symbol& broadcast_in_dim = prims::symbol("prims.broadcast_in_dim");
+    static const Symbol& transpose = prims::symbol("prims.transpose");
+    static const Symbol& squeeze = prims::symbol("prims.squeeze");
     Idx in(a.ndim(), "0");
-    if (id == "prims.broadcast_in_dim") {
+    if (b.sym == &broadcast_in_dim) {
       const auto& dims = b.args[2].as_int_list();
       for (size_t i = 0; i < dims.size(); ++i)
         if (a.shape[i] != 1) in[i] = idx[dims[i]];
-    } else if (id == "prims.transpose") {
+    } else if (b.sym == &transpose) {
       const auto& perm = b.args[1].as_int_list();
       for (size_t i = 0; i < perm.size(); ++i) in[perm[i]] = idx[i];
-    } else if (id == "prims.squeeze") {
+    } else if (b.sym == &squeeze) {
       const auto& dims = b.args[1].as_int_list();
       size_t k = 0;
       for (int64_t i = 0; i < a.ndim(); ++i)
@@ -408,7 +411,8 @@ class Generator {
   }
 
   std::string elementwise(const BoundSymbol& b, const Idx& idx) {
-    if (b.sym->id == "prims.uniform_philox") return uniform_philox(b, idx);
+    static const Symbol& philox = prims::symbol("prims.uniform_philox");
+    if (b.sym == &philox) return uniform_philox(b, idx);
     const std::string op(b.sym->name());
     const DType od = b.output.proxy()->dtype;
     if (op == "full") {  // (shape, fill_value, device, dtype)
@@ -621,7 +625,8 @@ class Generator {
   // Reduced dims of b: the innermost `m` of its input's.
   static size_t reduced_dims(const BoundSymbol& b) {
     const size_t n = b.args[0].proxy()->shape.size();
-    if (b.sym->name() == "argmax") return b.args[1].is_none() ? n : (n == 0 ? 0 : 1);
+    static const Symbol& argmax = prims::symbol("prims.argmax");
+    if (b.sym == &argmax) return b.args[1].is_none() ? n : (n == 0 ? 0 : 1);
     return b.args[1].as_int_list().size();
   }
 

@@ -3,6 +3,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "thunder/prims/prims.h"
+
 namespace thunder::cpu_fuser {
 
 namespace {
@@ -47,7 +49,8 @@ const std::unordered_map<std::string_view, OpKind>& table() {
 // generated loop nest keeps kept dims outside and reduced dims inside.
 bool innermost_reduction(const BoundSymbol& b) {
   const Proxy& a = *b.args[0].proxy();
-  if (b.sym->id == "prims.argmax") {
+  static const Symbol& argmax = prims::symbol("prims.argmax");
+  if (b.sym == &argmax) {
     const Value& dim = b.args[1];
     return dim.is_none() || a.ndim() == 0 || dim.as_int() == a.ndim() - 1;
   }
@@ -78,7 +81,8 @@ bool fusible(const BoundSymbol& b) {
   for (const ProxyPtr& p : b.flat_outputs())
     if (!p->is_tensor() || p->device.type != Device::Type::CPU) return false;
   // iota's start and step are written into the kernel as constants.
-  if (b.sym->id == "prims.iota" && (b.args[1].is_proxy() || b.args[2].is_proxy())) return false;
+  static const Symbol& iota = prims::symbol("prims.iota");
+  if (b.sym == &iota && (b.args[1].is_proxy() || b.args[2].is_proxy())) return false;
   return *kind != OpKind::Reduction || innermost_reduction(b);
 }
 
