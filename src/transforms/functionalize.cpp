@@ -75,6 +75,7 @@ class Functionalizer {
       tags_ = t;
       BoundSymbol c = b;
       rename(c);
+      refresh_grad(c);
       push(std::move(c));
       const ViewKind* k = view_kind(*b.sym);
       if (k && b.args[0].is_tensor() && b.output.is_tensor())
@@ -166,6 +167,47 @@ class Functionalizer {
   void rename(BoundSymbol& b) {
     for (Value& a : b.args) a = read_value(a);
     for (BoundSymbol& s : b.subsymbols) rename(s);
+  }
+
+  // A write can give a value autograd history it did not have when it was
+  // traced (t = a * 1.0; t.add_(w) with w requiring grad): as in eager, what
+  // is computed from it afterwards requires grad. Such outputs get new
+  // proxies that say so (proxies are shared with the traced program, never
+  // changed), and later reads use them.
+  void refresh_grad(BoundSymbol& c) {
+    std::unordered_map<const Proxy*, Value> fresh;
+    refresh_in(c, fresh);
+    for (const auto& [old, v] : fresh) cur_[old] = v;
+  }
+
+  // Decomposition first: a composite's outputs are its last prims' outputs.
+  void refresh_in(BoundSymbol& b, std::unordered_map<const Proxy*, Value>& fresh) {
+    for (Value& a : b.args) a = replaced(a, fresh);
+    for (BoundSymbol& s : b.subsymbols) refresh_in(s, fresh);
+    std::vector<ProxyPtr> args = b.flat_args();
+    if (std::any_of(args.begin(), args.end(),
+                    [](const ProxyPtr& p) { return p->is_tensor() && p->requires_grad; }))
+      for (const ProxyPtr& p : b.flat_outputs()) {
+        if (fresh.count(p.get()) || !p->is_tensor() || p->requires_grad || !is_float(p->dtype) ||
+            !grad_of(*p))
+          continue;
+        auto np = std::make_shared<Proxy>(*p);
+        np->name = ctx_.trace().new_name("t");
+        np->requires_grad = true;
+        fresh[p.get()] = Value(np);
+      }
+    b.output = replaced(b.output, fresh);
+  }
+
+  static Value replaced(const Value& v, const std::unordered_map<const Proxy*, Value>& m) {
+    if (v.is_proxy()) {
+      auto it = m.find(v.proxy().get());
+      return it == m.end() ? v : it->second;
+    }
+    if (!v.is_list()) return v;
+    std::vector<Value> l;
+    for (const Value& e : v.as_list()) l.push_back(replaced(e, m));
+    return Value(std::move(l));
   }
 
   void write(const BoundSymbol& b) {
