@@ -44,4 +44,8 @@ std::ostream& operator<<(std::ostream& os, const Trace& t);
 // One statement (and its decomposition as '#' lines), indented by `indent` spaces.
 std::string bsym_str(const BoundSymbol& b, int indent = 0);
 
+// The symbol of `del` statements (del_last_used makes them; the printer, the
+// executor claim and program lowering treat them specially, by this pointer).
+const Symbol& del_symbol();
+
 }  // namespace thunder
