@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "dispatch.h"
+#include "thunder/core/registry_change.h"
 #include "thunder/executors/claim.h"
 #include "thunder/executors/cpu_fuser.h"
 #include "thunder/runtime/autograd_bridge.h"
@@ -101,6 +102,12 @@ class JitState {
     if (module)
       for (const nn::Module* m : modules) sig.add(m->is_training());
     sig.add_aliasing(inputs);
+    // Registry version: entries compiled before a grad rule or tag change are dropped.
+    if (const uint64_t v = registry_version(); v != compiled_registry_version) {
+      entries.clear();
+      last = nullptr;
+      compiled_registry_version = v;
+    }
     CacheEntry* e = retrace_every_call ? nullptr : lookup();
     if (e) {
       ++hits;
@@ -187,6 +194,7 @@ class JitState {
   std::vector<std::unique_ptr<CacheEntry>> entries;
   CacheEntry* last = nullptr;
   int64_t hits = 0, misses = 0;
+  uint64_t compiled_registry_version = registry_version();  // what `entries` were compiled under
   bool warned = false;
   bool retrace_every_call = false;
   CompileStats stats;
