@@ -388,13 +388,13 @@ void random_draws() {
   auto jstateful = thunder::jit(drop, {.disable_replace_uniform = true});
   fwd_bwd_row("dropout (disable_replace_uniform)", {x}, eager,
               [&] { return jstateful(x).sum().aten(); }, 20);
-  auto& dropout = thunder::symbol_registry().mutable_get("ltorch.dropout");
-  uint32_t tags = dropout.tags;
-  thunder::add_tags("ltorch.dropout", {thunder::OpTag::DONT_RECOMPUTE_IN_BACKWARD});
-  auto jsaved = thunder::jit(drop);
-  fwd_bwd_row("dropout (DONT_RECOMPUTE_IN_BACKWARD)", {x}, eager,
-              [&] { return jsaved(x).sum().aten(); }, 20);
-  dropout.tags = tags;
+  {  // scoped: the rows after this one run with dropout's own tags
+    auto tagged =
+        thunder::scoped_add_tags("ltorch.dropout", {thunder::OpTag::DONT_RECOMPUTE_IN_BACKWARD});
+    auto jsaved = thunder::jit(drop);
+    fwd_bwd_row("dropout (DONT_RECOMPUTE_IN_BACKWARD)", {x}, eager,
+                [&] { return jsaved(x).sum().aten(); }, 20);
+  }
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <ATen/core/grad_mode.h>
 
 #include "thunder/core/error.h"
+#include "thunder/core/registry_change.h"
 #include "thunder/core/trace.h"
 #include "thunder/frontend/autograd.h"
 #include "thunder/frontend/autograd_function.h"

@@ -1,5 +1,7 @@
 #include "thunder/core/symbol.h"
 
+#include <algorithm>
+
 #include "thunder/core/error.h"
 
 namespace thunder {
@@ -99,7 +101,37 @@ const Symbol& SymbolRegistry::get(std::string_view id) const {
 }
 
 Symbol& SymbolRegistry::mutable_get(std::string_view id) {
-  return const_cast<Symbol&>(get(id));
+  Symbol& s = const_cast<Symbol&>(get(id));
+  bump_registry_version();
+  return s;
+}
+
+RegistryChange SymbolRegistry::add_tags(std::string_view id, uint32_t bits) {
+  Symbol& s = const_cast<Symbol&>(get(id));
+  const uint64_t layer = next_layer_++;
+  tag_layers_.push_back({layer, &s, bits, bits & ~s.tags});
+  s.tags |= bits;
+  bump_registry_version();
+  return RegistryChange([this, layer] { remove_tag_layer(layer); });
+}
+
+// Takes back the bits the layer turned on, except those a newer layer still in
+// effect also asked for: that layer now owns them (and takes them back later).
+void SymbolRegistry::remove_tag_layer(uint64_t layer) {
+  auto it = std::find_if(tag_layers_.begin(), tag_layers_.end(),
+                         [&](const TagLayer& l) { return l.id == layer; });
+  if (it == tag_layers_.end()) return;
+  const TagLayer gone = *it;
+  tag_layers_.erase(it);
+  uint32_t clear = gone.owned;
+  for (TagLayer& l : tag_layers_) {
+    if (l.sym != gone.sym) continue;
+    uint32_t kept = clear & l.asked;
+    l.owned |= kept;
+    clear &= ~kept;
+  }
+  const_cast<Symbol*>(gone.sym)->tags &= ~clear;
+  bump_registry_version();
 }
 
 SymbolRegistry& symbol_registry() {

@@ -8,6 +8,17 @@
 
 namespace thunder {
 
+const Symbol& del_symbol() {
+  static const Symbol& s = []() -> const Symbol& {
+    Symbol d;
+    d.id = "del";
+    d.is_prim = true;
+    d.tags = tag_bits({OpTag::DONT_DCE});
+    return symbol_registry().add(std::move(d));
+  }();
+  return s;
+}
+
 std::string Trace::new_name(const std::string& prefix) {
   for (;;) {
     std::string name = prefix + std::to_string(counters_[prefix]++);
@@ -47,7 +58,7 @@ std::string type_comment(const Value& output) {
 
 void print_bsym(std::ostringstream& os, const BoundSymbol& b, int indent, bool commented) {
   os << std::string(indent, ' ') << (commented ? "# " : "");
-  if (b.sym->id == "del") {
+  if (b.sym == &del_symbol()) {
     os << "del ";
     for (size_t i = 0; i < b.args.size(); ++i) os << (i ? ", " : "") << b.args[i].str();
     os << "\n";

@@ -72,7 +72,7 @@ void register_kernel(std::string_view id, Kernel k) {
   const Symbol& s = symbol_registry().get(id);
   auto& t = table();
   if (t.size() <= static_cast<size_t>(s.index)) t.resize(s.index + 1, nullptr);
-  THUNDER_CHECK(t[s.index] == nullptr, "aten executor: '{}' has two kernels", id);
+  THUNDER_INTERNAL_CHECK(t[s.index] == nullptr, "aten executor: '{}' has two kernels", id);
   t[s.index] = k;
 }
 

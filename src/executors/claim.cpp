@@ -1,6 +1,7 @@
 #include "thunder/executors/claim.h"
 
 #include "thunder/core/error.h"
+#include "thunder/core/trace.h"
 
 namespace thunder {
 
@@ -31,7 +32,7 @@ void claim_into(const BoundSymbol& b, const std::vector<Executor*>& executors,
 Trace claim_executors(const Trace& trace, const std::vector<Executor*>& executors) {
   Trace out = trace.empty_like();
   for (const BoundSymbol& b : trace.bsyms) {
-    if (b.sym->id == "del") {
+    if (b.sym == &del_symbol()) {
       out.bsyms.push_back(b);
       continue;
     }

@@ -51,10 +51,10 @@ void save_for_backward(const Tensor& t) {
   if (t.defined() && t.is_proxy()) t.proxy()->tags |= static_cast<uint32_t>(ProxyTag::SAVED_FOR_BACKWARD);
 }
 
-void register_grad(const std::string& id, GradFn fn) {
+RegistryChange register_grad(const std::string& id, GradFn fn) {
   ltorch::ensure_registered();
   THUNDER_CHECK(symbol_registry().find(id) != nullptr, "register_grad: unknown symbol '{}'", id);
-  register_grad_rule(id, [fn = std::move(fn)](VjpContext& v, const OpArgs& a) -> Value {
+  return register_grad_rule(id, [fn = std::move(fn)](VjpContext& v, const OpArgs& a) -> Value {
     GradContext g(v);
     TensorList outs = fn(g, CallArgs(a));
     std::vector<Value> vals;
@@ -63,6 +63,10 @@ void register_grad(const std::string& id, GradFn fn) {
                   a.symbol().id);
     return vals.size() == 1 ? vals[0] : Value(std::move(vals));
   });
+}
+
+ScopedRegistryChange scoped_register_grad(const std::string& id, GradFn fn) {
+  return register_grad(id, std::move(fn));
 }
 
 }  // namespace thunder

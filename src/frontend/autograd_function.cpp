@@ -194,7 +194,7 @@ Symbols register_function(const std::type_info& type, size_t num_args, BodyFn fw
   Symbols s;
   s.fwd = &reg.add(std::move(f));
   s.bwd = &reg.add(std::move(b));
-  register_grad_rule(s.fwd->id, std::move(rule));
+  register_grad_rule_of_new_symbol(s.fwd->id, std::move(rule));
   return s;
 }
 

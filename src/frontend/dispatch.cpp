@@ -92,6 +92,9 @@ void run_eager(const Symbol& sym, std::initializer_list<OpArg> args, std::vector
   } catch (const Error&) {
     s.slots.clear();
     throw;
+  } catch (const InternalError&) {  // a thunder bug stays one (not a user error)
+    s.slots.clear();
+    throw;
   } catch (const c10::Error& e) {
     // Eager errors speak thunder's language too: the op, then libtorch's reason.
     s.slots.clear();
@@ -122,12 +125,13 @@ std::vector<Tensor> run_op(const Symbol& sym, std::initializer_list<OpArg> args)
 Tensor run_op1(const Symbol& sym, std::initializer_list<OpArg> args) {
   if (tracing()) {
     std::vector<Tensor> r = run_traced(sym, args);
-    THUNDER_CHECK(r.size() == 1, "{}: expected one output, got {}", sym.id, r.size());
+    THUNDER_INTERNAL_CHECK(r.size() == 1, "{}: expected one output, got {}", sym.id, r.size());
     return std::move(r[0]);
   }
   EagerScratch& s = scratch();
   run_eager(sym, args, s.outs, s);
-  THUNDER_CHECK(s.outs.size() == 1, "{}: expected one output, got {}", sym.id, s.outs.size());
+  THUNDER_INTERNAL_CHECK(s.outs.size() == 1, "{}: expected one output, got {}", sym.id,
+                         s.outs.size());
   Tensor out(std::move(s.outs[0]));
   s.outs.clear();
   return out;

@@ -10,6 +10,7 @@
 
 #include "dispatch.h"
 #include "prologue.h"
+#include "thunder/core/registry_change.h"
 #include "thunder/frontend/pipeline.h"
 #include "thunder/runtime/autograd_bridge.h"
 #include "thunder/runtime/buffer_pool.h"
@@ -73,6 +74,12 @@ class JitState {
     if (module)
       for (const nn::Module* m : modules) sig.add(m->is_training());
     sig.add_aliasing(inputs);
+    // Registry version: entries compiled before a grad rule or tag change are dropped.
+    if (const uint64_t v = registry_version(); v != compiled_registry_version) {
+      entries.clear();
+      last = nullptr;
+      compiled_registry_version = v;
+    }
     CacheEntry* e = retrace_every_call ? nullptr : lookup();
     if (e) {
       ++hits;
@@ -160,6 +167,7 @@ class JitState {
   std::vector<std::unique_ptr<CacheEntry>> entries;
   CacheEntry* last = nullptr;
   int64_t hits = 0, misses = 0;
+  uint64_t compiled_registry_version = registry_version();  // what `entries` were compiled under
   bool warned = false;
   bool retrace_every_call = false;
   CompileStats stats;

@@ -48,7 +48,7 @@ TensorList max_impl(const Tensor& a, int64_t dim, bool keepdim) {
 
 std::tuple<Tensor, Tensor> max(const Tensor& a, int64_t dim, bool keepdim) {
   TensorList r = max_impl(a, dim, keepdim);
-  THUNDER_CHECK(r.size() == 2, "ltorch.max: expected 2 outputs, got {}", r.size());
+  THUNDER_INTERNAL_CHECK(r.size() == 2, "ltorch.max: expected 2 outputs, got {}", r.size());
   return {r[0], r[1]};
 }
 

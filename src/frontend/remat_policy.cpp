@@ -9,16 +9,26 @@
 
 namespace thunder {
 
-void add_tags(const std::string& symbol_id, std::initializer_list<OpTag> tags) {
-  add_tags(symbol_id, std::vector<OpTag>(tags));
+RegistryChange add_tags(const std::string& symbol_id, std::initializer_list<OpTag> tags) {
+  return add_tags(symbol_id, std::vector<OpTag>(tags));
 }
 
-void add_tags(const std::string& symbol_id, const std::vector<OpTag>& tags) {
+RegistryChange add_tags(const std::string& symbol_id, const std::vector<OpTag>& tags) {
   ltorch::ensure_registered();
   THUNDER_CHECK(symbol_registry().find(symbol_id) != nullptr, "add_tags: unknown symbol '{}'",
                 symbol_id);
-  Symbol& s = symbol_registry().mutable_get(symbol_id);
-  for (OpTag t : tags) s.tags |= static_cast<uint32_t>(t);
+  uint32_t bits = 0;
+  for (OpTag t : tags) bits |= static_cast<uint32_t>(t);
+  return symbol_registry().add_tags(symbol_id, bits);
+}
+
+ScopedRegistryChange scoped_add_tags(const std::string& symbol_id,
+                                     std::initializer_list<OpTag> tags) {
+  return add_tags(symbol_id, tags);
+}
+
+ScopedRegistryChange scoped_add_tags(const std::string& symbol_id, const std::vector<OpTag>& tags) {
+  return add_tags(symbol_id, tags);
 }
 
 namespace detail {

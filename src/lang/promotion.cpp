@@ -77,7 +77,7 @@ DType result_type(const std::string& op, const std::vector<Value>& vals) {
     return higher;
   };
   auto r = combine(dim, combine(zero, wrapped));
-  THUNDER_CHECK(r.has_value(), "{}: no operands to promote", op);
+  THUNDER_INTERNAL_CHECK(r.has_value(), "{}: no operands to promote", op);
 
   return *r;
 }

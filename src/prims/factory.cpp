@@ -4,13 +4,17 @@
 namespace thunder::prims {
 namespace detail {
 void register_factory() {
-  define("prims.full", {"shape", "fill_value", "device", "dtype"}, 0, [](const OpArgs& a) -> Value {
-    check_shape("prims.full", a.ints(0));
-    THUNDER_CHECK(a[1].is_number(), "prims.full: fill_value must be a number, got {}", a[1].str());
-    return new_tensor(a.ints(0), a.dtype(3), a[2].as_device());
-  });
-  define("prims.iota", {"length", "start", "step", "device", "dtype"}, 0,
+  // full and iota are PURE_FACTORY (cheap to recompute); empty is not: its
+  // contents are whatever the memory held.
+  define("prims.full", {"shape", "fill_value", "device", "dtype"}, tag_bits({OpTag::PURE_FACTORY}),
          [](const OpArgs& a) -> Value {
+           check_shape("prims.full", a.ints(0));
+           THUNDER_CHECK(a[1].is_number(), "prims.full: fill_value must be a number, got {}",
+                         a[1].str());
+           return new_tensor(a.ints(0), a.dtype(3), a[2].as_device());
+         });
+  define("prims.iota", {"length", "start", "step", "device", "dtype"},
+         tag_bits({OpTag::PURE_FACTORY}), [](const OpArgs& a) -> Value {
            int64_t n = a.integer(0);
            THUNDER_CHECK(n >= 0, "prims.iota: length must be non-negative, got {}", n);
            THUNDER_CHECK(a.integer(2) != 0, "prims.iota: step must not be 0");

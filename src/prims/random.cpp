@@ -71,9 +71,9 @@ void register_random() {
         return Value(std::vector<Value>{new_named_tensor("seed", {}, DType::i64, Device::cpu()),
                                         new_named_tensor("offset", {}, DType::i64, Device::cpu())});
       });
-  // No tag: pure, so passes may recompute, move or deduplicate it.
+  // Not RANDOM_OP: pure (PURE_FACTORY), so passes may recompute, move or deduplicate it.
   define("prims.uniform_philox", {"shape", "minval", "maxval", "seed", "offset", "device", "dtype"},
-         0, [](const OpArgs& a) -> Value {
+         tag_bits({OpTag::PURE_FACTORY}), [](const OpArgs& a) -> Value {
            const char* op = "prims.uniform_philox";
            check_shape(op, a.ints(0));
            check_float_dtype(op, a.dtype(6));

@@ -75,6 +75,7 @@ class ThunderCpuAllocator final : public c10::Allocator {
 
 }  // namespace
 
+// Once per process and never undone: why it cannot be scoped is in buffer_pool.h.
 void install_cpu_allocator() {
   static std::once_flag once;
   std::call_once(once, [] {

@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "thunder/core/error.h"
+#include "thunder/core/trace.h"
 
 namespace thunder {
 
@@ -20,7 +21,7 @@ struct SlotMap {
   int32_t get(const Symbol& sym, const ProxyPtr& p) const {
     const auto& m = p->is_number() ? number : tensor;
     auto it = m.find(p.get());
-    THUNDER_CHECK(it != m.end(), "{}: reads {} before it is defined", sym.id, p->name);
+    THUNDER_INTERNAL_CHECK(it != m.end(), "{}: reads {} before it is defined", sym.id, p->name);
     return it->second;
   }
 };
@@ -61,24 +62,26 @@ Program Program::lower(const Trace& trace, const std::vector<Input>& inputs,
   Program prog;
   prog.symbols_ = trace.owned_symbols;
   SlotMap slots;
-  THUNDER_CHECK(inputs.size() == trace.inputs.size(), "lower: {} input sources for {} inputs",
-                inputs.size(), trace.inputs.size());
+  THUNDER_INTERNAL_CHECK(inputs.size() == trace.inputs.size(),
+                         "lower: {} input sources for {} inputs", inputs.size(),
+                         trace.inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i)
     prog.inputs_.push_back({inputs[i], slots.define(trace.inputs[i]), trace.inputs[i]->is_number()});
   for (const BoundSymbol& b : trace.bsyms) {
-    if (b.sym->id == "del") {
-      THUNDER_CHECK(!prog.instrs_.empty(), "lower: a del statement before any instruction");
+    if (b.sym == &del_symbol()) {
+      THUNDER_INTERNAL_CHECK(!prog.instrs_.empty(),
+                             "lower: a del statement before any instruction");
       for (const ProxyPtr& p : b.flat_args())
         if (p->is_tensor()) prog.instrs_.back().frees.push_back(slots.get(*b.sym, p));
       continue;
     }
-    THUNDER_CHECK(b.executor >= 0 && static_cast<size_t>(b.executor) < executors.size(),
-                  "lower: {} was not claimed by an executor", b.sym->id);
+    THUNDER_INTERNAL_CHECK(b.executor >= 0 && static_cast<size_t>(b.executor) < executors.size(),
+                           "lower: {} was not claimed by an executor", b.sym->id);
     Instr in;
     in.sym = b.sym;
     in.fn = executors[b.executor]->kernel(b);
-    THUNDER_CHECK(in.fn != nullptr, "lower: executor {} has no kernel for {}",
-                  executors[b.executor]->name(), b.sym->id);
+    THUNDER_INTERNAL_CHECK(in.fn != nullptr, "lower: executor {} has no kernel for {}",
+                           executors[b.executor]->name(), b.sym->id);
     for (const Value& a : b.args) in.ins.push_back(operand(*b.sym, a, slots));
     for (const ProxyPtr& p : b.flat_outputs()) {
       in.outs.push_back(slots.define(p));

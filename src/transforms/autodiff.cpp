@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "grad_rule_registry.h"
 #include "thunder/core/error.h"
 #include "thunder/core/tracing.h"
 #include "thunder/lang/ltorch.h"
@@ -13,40 +14,7 @@
 
 namespace thunder {
 
-void register_builtin_grad_rules();    // src/transforms/grad_rules.cpp
-void register_composite_grad_rules();  // src/transforms/grad_rules_composite.cpp
-// Stores a rule without first registering the built-in ones.
-void set_grad_rule(std::string_view id, GradRule rule);
-
 namespace {
-
-struct RuleEntry {
-  GradRule fn;
-  bool builtin = false;
-};
-
-std::vector<RuleEntry>& rule_table() {
-  static std::vector<RuleEntry> t;
-  return t;
-}
-
-// Only built-in rules are registered before this flips (see ensure_builtin_rules).
-bool& registering_builtins() {
-  static bool b = false;
-  return b;
-}
-
-void ensure_builtin_rules() {
-  static const bool done = [] {
-    ltorch::ensure_registered();
-    registering_builtins() = true;
-    register_builtin_grad_rules();
-    register_composite_grad_rules();
-    registering_builtins() = false;
-    return true;
-  }();
-  (void)done;
-}
 
 using Renames = std::unordered_map<const Proxy*, Value>;
 
@@ -125,8 +93,8 @@ class JointBuilder {
       fwd_.push_back(std::move(b));
       return;
     }
-    if (const GradRule* rule = find_grad_rule(*b.sym)) {
-      apply_rule(*rule, b, rule_table()[b.sym->index].builtin);
+    if (const GradRuleEntry* rule = find_grad_rule_entry(*b.sym)) {
+      apply_rule(rule->fn, b, rule->builtin);
       return;
     }
     THUNDER_CHECK(!b.sym->is_prim, "{}: has no grad rule, but {} requires grad", b.sym->id,
@@ -264,26 +232,6 @@ class JointBuilder {
 };
 
 }  // namespace
-
-void register_grad_rule(std::string_view id, GradRule rule) {
-  ensure_builtin_rules();
-  set_grad_rule(id, std::move(rule));
-}
-
-void set_grad_rule(std::string_view id, GradRule rule) {
-  const Symbol& s = symbol_registry().get(id);
-  auto& t = rule_table();
-  if (t.size() <= static_cast<size_t>(s.index)) t.resize(s.index + 1);
-  t[s.index] = {std::move(rule), registering_builtins()};
-}
-
-const GradRule* find_grad_rule(const Symbol& sym) {
-  ensure_builtin_rules();
-  const auto& t = rule_table();
-  if (sym.index < 0 || static_cast<size_t>(sym.index) >= t.size() || !t[sym.index].fn)
-    return nullptr;
-  return &t[sym.index].fn;
-}
 
 JointTrace autodiff(const Trace& computation) {
   ensure_builtin_rules();

@@ -11,11 +11,12 @@ namespace {
 using Renaming = std::unordered_map<const Proxy*, ProxyPtr>;
 
 // Pure: the same arguments always give the same values and nothing else
-// happens. Stateful randomness is checked on the symbol and its decomposition,
-// not via origins: ltorch.dropout's keep mask is deterministic given the draw.
+// happens. Stateful randomness (RANDOM_OP; the stateless uniform_philox is not
+// tagged) is checked on the symbol and its decomposition, not via origins:
+// ltorch.dropout's keep mask is deterministic given the draw.
 bool is_pure(const BoundSymbol& b) {
   if (b.has_op_tag(OpTag::DONT_DCE) || b.has_op_tag(OpTag::IN_PLACE)) return false;
-  if (b.sym->has_tag(OpTag::RANDOM_OP) && b.sym->id != "prims.uniform_philox") return false;
+  if (b.sym->has_tag(OpTag::RANDOM_OP)) return false;
   for (const BoundSymbol& s : b.subsymbols)
     if (!is_pure(s)) return false;
   return true;

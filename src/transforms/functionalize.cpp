@@ -26,19 +26,39 @@ namespace {
 // Ops whose output is a view of their first argument (libtorch's views).
 enum class ViewKind { Reshape, Transpose, Permute, Narrow, Select, Expand };
 
+// Keyed by the registered symbols (looked up once), not by id strings.
 const ViewKind* view_kind(const Symbol& s) {
-  static const std::unordered_map<std::string_view, ViewKind> table = {
-      {"ltorch.view", ViewKind::Reshape},    {"ltorch.reshape", ViewKind::Reshape},
-      {"ltorch.flatten", ViewKind::Reshape}, {"ltorch.unsqueeze", ViewKind::Reshape},
-      {"ltorch.squeeze", ViewKind::Reshape}, {"ltorch.transpose", ViewKind::Transpose},
-      {"ltorch.permute", ViewKind::Permute}, {"ltorch.narrow", ViewKind::Narrow},
-      {"ltorch.select", ViewKind::Select},   {"ltorch.expand", ViewKind::Expand},
-  };
-  auto it = table.find(s.id);
+  static const std::unordered_map<const Symbol*, ViewKind> table = [] {
+    std::unordered_map<const Symbol*, ViewKind> t;
+    for (auto [id, kind] : std::initializer_list<std::pair<const char*, ViewKind>>{
+             {"ltorch.view", ViewKind::Reshape},
+             {"ltorch.reshape", ViewKind::Reshape},
+             {"ltorch.flatten", ViewKind::Reshape},
+             {"ltorch.unsqueeze", ViewKind::Reshape},
+             {"ltorch.squeeze", ViewKind::Reshape},
+             {"ltorch.transpose", ViewKind::Transpose},
+             {"ltorch.permute", ViewKind::Permute},
+             {"ltorch.narrow", ViewKind::Narrow},
+             {"ltorch.select", ViewKind::Select},
+             {"ltorch.expand", ViewKind::Expand}})
+      t.emplace(&ltorch::symbol(id), kind);
+    return t;
+  }();
+  auto it = table.find(&s);
   return it == table.end() ? nullptr : &it->second;
 }
 
-bool is_copy(const BoundSymbol& b) { return b.sym->id == "prims.copy_"; }
+bool is_copy(const BoundSymbol& b) {
+  static const Symbol* copy = &prims::symbol("prims.copy_");
+  return b.sym == copy;
+}
+
+// split and chunk return pieces that are each a view of their input.
+bool returns_pieces(const Symbol& s) {
+  static const Symbol* split = &ltorch::symbol("ltorch.split");
+  static const Symbol* chunk = &ltorch::symbol("ltorch.chunk");
+  return &s == split || &s == chunk;
+}
 
 bool contains_copy(const std::vector<BoundSymbol>& bs) {
   for (const BoundSymbol& b : bs)
@@ -80,8 +100,7 @@ class Functionalizer {
       const ViewKind* k = view_kind(*b.sym);
       if (k && b.args[0].is_tensor() && b.output.is_tensor())
         add_view(b.output.proxy(), View{b.args[0].proxy(), b, *k});
-      if ((b.sym->id == "ltorch.split" || b.sym->id == "ltorch.chunk") && b.args[0].is_tensor())
-        add_pieces(b);
+      if (returns_pieces(*b.sym) && b.args[0].is_tensor()) add_pieces(b);
     }
   }
 

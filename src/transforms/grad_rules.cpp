@@ -5,6 +5,7 @@
 #include <limits>
 #include <string_view>
 
+#include "grad_rule_registry.h"
 #include "thunder/core/error.h"
 #include "thunder/prims/prims.h"
 #include "thunder/transforms/autodiff.h"
@@ -73,9 +74,7 @@ Value as_i64(const Value& index) {
 
 // The input cotangent of a unary elementwise prim from (a, out, g).
 using UnaryGrad = Value (*)(const Value& a, const Value& out, const Value& go);
-}  // namespace
-void set_grad_rule(std::string_view id, GradRule rule);
-namespace {
+
 void rule(const char* id, GradRule r) { set_grad_rule(id, std::move(r)); }
 
 }  // namespace

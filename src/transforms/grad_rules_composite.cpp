@@ -5,14 +5,13 @@
 #include <cmath>
 #include <numbers>
 
+#include "grad_rule_registry.h"
 #include "thunder/core/error.h"
 #include "thunder/lang/ltorch.h"
 #include "thunder/prims/prims.h"
 #include "thunder/transforms/autodiff.h"
 
 namespace thunder {
-
-void set_grad_rule(std::string_view id, GradRule rule);
 
 namespace {
 

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "recompute_cost.h"
 #include "thunder/transforms/dce.h"
 #include "thunder/transforms/max_flow.h"
 
@@ -14,18 +15,14 @@ namespace thunder {
 
 namespace {
 
-// Pure factories: as cheap as an elementwise op and free of state.
-bool is_pure_factory(const Symbol& s) {
-  return s.id == "prims.full" || s.id == "prims.iota" || s.id == "prims.uniform_philox";
-}
-
 // Recomputing would change the result (a stateful draw, a mutation) or
-// override the user (DONT_RECOMPUTE_IN_BACKWARD). RANDOM_OP counts on the
-// symbol and in its decomposition, not via origins: ltorch.dropout is tagged
-// for its draw, and the elementwise rest of it is deterministic given the draw.
+// override the user (DONT_RECOMPUTE_IN_BACKWARD). RANDOM_OP (stateful; the
+// stateless uniform_philox is not) counts on the symbol and in its
+// decomposition, not via origins: ltorch.dropout is tagged for its draw, and
+// the elementwise rest of it is deterministic given the draw.
 bool is_pinned(const BoundSymbol& b) {
   if (b.has_op_tag(OpTag::DONT_RECOMPUTE_IN_BACKWARD) || b.has_op_tag(OpTag::IN_PLACE)) return true;
-  if (b.sym->has_tag(OpTag::RANDOM_OP) && b.sym->id != "prims.uniform_philox") return true;
+  if (b.sym->has_tag(OpTag::RANDOM_OP)) return true;
   for (const BoundSymbol& s : b.subsymbols)
     if (is_pinned(s)) return true;
   return false;
@@ -35,9 +32,7 @@ bool is_pinned(const BoundSymbol& b) {
 // factories) all the way down, nothing from a reduction or a matmul.
 bool is_cheap(const BoundSymbol& b) {
   if (b.has_op_tag(OpTag::REDUCTION_OP) || b.has_op_tag(OpTag::MATMUL_OP)) return false;
-  if (b.sym->is_prim)
-    return b.sym->has_tag(OpTag::ELEMENTWISE_OP) || b.sym->has_tag(OpTag::SHAPE_OP) ||
-           is_pure_factory(*b.sym);
+  if (b.sym->is_prim) return is_cheap_prim(*b.sym);
   if (b.subsymbols.empty()) return false;  // nothing says what it costs
   for (const BoundSymbol& s : b.subsymbols)
     if (!is_cheap(s)) return false;

@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "recompute_cost.h"
 #include "thunder/transforms/dce.h"
 
 namespace thunder {
@@ -14,18 +15,12 @@ using ProxySet = std::unordered_set<const Proxy*>;
 
 int64_t bytes(const Proxy& p) { return p.is_tensor() ? p.numel() * item_size(p.dtype) : 8; }
 
-bool is_pure_factory(const Symbol& s) {
-  return s.id == "prims.full" || s.id == "prims.iota" || s.id == "prims.uniform_philox";
-}
-
 bool recomputable(const BoundSymbol& b) {
   for (OpTag t : {OpTag::REDUCTION_OP, OpTag::MATMUL_OP, OpTag::IN_PLACE, OpTag::DONT_DCE,
                   OpTag::DONT_RECOMPUTE_IN_BACKWARD})
     if (b.has_op_tag(t)) return false;
-  if (b.sym->has_tag(OpTag::RANDOM_OP) && b.sym->id != "prims.uniform_philox") return false;
-  return b.sym->is_prim && b.subsymbols.empty() &&
-         (b.sym->has_tag(OpTag::ELEMENTWISE_OP) || b.sym->has_tag(OpTag::SHAPE_OP) ||
-          is_pure_factory(*b.sym));
+  if (b.sym->has_tag(OpTag::RANDOM_OP)) return false;  // stateful; uniform_philox is not
+  return b.subsymbols.empty() && is_cheap_prim(*b.sym);
 }
 
 bool contains(const std::vector<ProxyPtr>& ps, const Proxy* p) {

@@ -44,8 +44,13 @@ TEST_F(RandomPrims, Tags) {
   const Symbol& state = prims::symbol("prims.get_and_update_rng_state");
   EXPECT_TRUE(state.has_tag(OpTag::RANDOM_OP));
   EXPECT_TRUE(state.has_tag(OpTag::DONT_DCE));
-  EXPECT_EQ(prims::symbol("prims.uniform_philox").tags, 0u);  // pure: recomputable
+  // Pure (not a stateful RANDOM_OP) and a factory: recomputable, mergeable.
+  EXPECT_EQ(prims::symbol("prims.uniform_philox").tags, tag_bits({OpTag::PURE_FACTORY}));
   EXPECT_TRUE(prims::symbol("prims.uniform").has_tag(OpTag::RANDOM_OP));
+  EXPECT_FALSE(prims::symbol("prims.uniform").has_tag(OpTag::PURE_FACTORY));
+  EXPECT_TRUE(prims::symbol("prims.full").has_tag(OpTag::PURE_FACTORY));
+  EXPECT_TRUE(prims::symbol("prims.iota").has_tag(OpTag::PURE_FACTORY));
+  EXPECT_FALSE(prims::symbol("prims.empty").has_tag(OpTag::PURE_FACTORY));
 }
 
 TEST_F(RandomPrims, Errors) {

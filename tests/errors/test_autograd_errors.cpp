@@ -33,15 +33,13 @@ TEST(AutogradErrors, RegisterGradForUnknownSymbol) {
 }
 
 TEST(AutogradErrors, RuleReturningNothingIsAnError) {
-  register_grad("ltorch.rsqrt", [](GradContext&, const CallArgs&) -> TensorList { return {}; });
   auto jfn = jit([](const Tensor& x) { return x.rsqrt(); });
-  EXPECT_THROW(jfn(at::rand({3}).requires_grad_()), Error);
-  // Restore a correct rule for the rest of this binary.
-  register_grad("ltorch.rsqrt", [](GradContext& g, const CallArgs& a) -> TensorList {
-    Tensor x = a.tensor(0), out = x.rsqrt();
-    g.put_grad(x, g.get_grad(out) * out * out * out * -0.5);
-    return {out};
-  });
+  {
+    auto bad = scoped_register_grad("ltorch.rsqrt",
+                                    [](GradContext&, const CallArgs&) -> TensorList { return {}; });
+    EXPECT_THROW(jfn(at::rand({3}).requires_grad_()), Error);
+  }
+  // The scope gave rsqrt its built-in gradient back; the callable recovered from its error.
   at::Tensor x = at::rand({3}, at::kDouble).add(0.5).requires_grad_();
   jfn(x).backward(at::ones({3}, at::kDouble));
   EXPECT_TRUE(at::allclose(x.grad(), -0.5 * x.detach().pow(-1.5)));
@@ -90,7 +88,7 @@ TEST(AutogradErrors, StrictSavedForBackwardNamesTheUnsavedValue) {
       return {out};
     };
   };
-  register_grad("ltorch.silu", silu_rule(false));
+  auto rule = scoped_register_grad("ltorch.silu", silu_rule(false));
   auto fn = [](const Tensor& x) { return thunder::silu(x); };
   auto strict = jit(fn, {.strict_saved_for_backward = true, .arg_names = {"x"}});
   at::Tensor x = at::randn({4}, at::kDouble).requires_grad_();
@@ -110,7 +108,7 @@ TEST(AutogradErrors, StrictSavedForBackwardNamesTheUnsavedValue) {
   at::silu(x2).backward(at::ones({4}, at::kDouble));
   EXPECT_TRUE(at::allclose(x.grad(), x2.grad()));
   // Saving explicitly satisfies strict mode; the callable recovered from its error.
-  register_grad("ltorch.silu", silu_rule(true));
+  rule = scoped_register_grad("ltorch.silu", silu_rule(true));
   x.mutable_grad() = at::Tensor();
   strict(x).backward(at::ones({4}, at::kDouble));
   EXPECT_TRUE(at::allclose(x.grad(), x2.grad()));

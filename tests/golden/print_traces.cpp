@@ -70,11 +70,11 @@ int main(int argc, char** argv) {
     };
     show("default: the mask is recomputed from seed and offset", {});
     show("disable_replace_uniform: the bool mask is saved", {.disable_replace_uniform = true});
-    auto& dropout = thunder::symbol_registry().mutable_get("ltorch.dropout");
-    uint32_t tags = dropout.tags;
-    thunder::add_tags("ltorch.dropout", {thunder::OpTag::DONT_RECOMPUTE_IN_BACKWARD});
-    show("DONT_RECOMPUTE_IN_BACKWARD on ltorch.dropout: the bool mask is saved", {});
-    dropout.tags = tags;
+    {  // the policy for this one program only: the old tags are back at the brace
+      auto tagged =
+          thunder::scoped_add_tags("ltorch.dropout", {thunder::OpTag::DONT_RECOMPUTE_IN_BACKWARD});
+      show("DONT_RECOMPUTE_IN_BACKWARD on ltorch.dropout: the bool mask is saved", {});
+    }
     return 0;
   }
   if (std::strcmp(argv[1], "rng") == 0) {

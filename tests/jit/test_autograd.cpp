@@ -192,13 +192,14 @@ namespace {
 TEST(Autograd, UserGradRuleReplacesTheBuiltInOne) {
   // silu has no built-in composite rule (its decomposition is differentiated);
   // a user rule makes the forward one ltorch.silu and the backward its formula.
-  register_grad("ltorch.silu", [](GradContext& g, const CallArgs& a) -> TensorList {
-    Tensor x = a.tensor(0);
-    Tensor out = thunder::silu(x);
-    Tensor s = x.sigmoid();
-    g.put_grad(x, g.get_grad(out) * s * (1 + x * (1 - s)));
-    return {out};
-  });
+  auto rule =
+      scoped_register_grad("ltorch.silu", [](GradContext& g, const CallArgs& a) -> TensorList {
+        Tensor x = a.tensor(0);
+        Tensor out = thunder::silu(x);
+        Tensor s = x.sigmoid();
+        g.put_grad(x, g.get_grad(out) * s * (1 + x * (1 - s)));
+        return {out};
+      });
   // aten only: the checks read composites in the traces (cpu_fuser would fuse their prims).
   auto jfn = jit([](const Tensor& x) { return silu(x); }, {.executors = {"aten"}});
   at::Tensor x = at::randn({6}, at::kDouble).requires_grad_();

@@ -34,18 +34,6 @@ std::string describe(const std::vector<TensorInfo>& saved) {
   return s;
 }
 
-// add_tags changes the process-wide registry: give the symbol its tags back.
-class RestoreTags {
- public:
-  explicit RestoreTags(const char* id)
-      : sym_((ltorch::ensure_registered(), symbol_registry().mutable_get(id))), tags_(sym_.tags) {}
-  ~RestoreTags() { sym_.tags = tags_; }
-
- private:
-  Symbol& sym_;
-  uint32_t tags_;
-};
-
 // Bytes the forward leaves alive for the backward besides its output (as
 // bench/thunder_bench.cpp measures them, for eager and jit alike).
 int64_t live_saved_bytes(const std::function<at::Tensor()>& forward) {
@@ -250,8 +238,8 @@ TEST(Rematerialize, DontRecomputeTagKeepsACompositesValueSaved) {
   before(x, w.clone().requires_grad_()).backward();
   EXPECT_EQ(describe(last_saved_for_backward(before)), "x:Float[16,16]");
 
-  RestoreTags restore("ltorch.log1p");
-  add_tags("ltorch.log1p", {OpTag::DONT_RECOMPUTE_IN_BACKWARD});
+  // add_tags changes the process-wide registry: scoped, the old tags are back after the test.
+  auto tagged = scoped_add_tags("ltorch.log1p", {OpTag::DONT_RECOMPUTE_IN_BACKWARD});
   auto after = jit(fn, {.arg_names = {"x", "w"}});
   at::Tensor w2 = w.clone().requires_grad_();
   after(x, w2).backward();
@@ -263,8 +251,7 @@ TEST(Rematerialize, DontRecomputeTagKeepsACompositesValueSaved) {
 
 TEST(Rematerialize, RecomputeOpTagOverridesTheCostRules) {
   // A user-tagged reduction is recomputed (its input is saved instead).
-  RestoreTags restore("ltorch.amax");
-  add_tags("ltorch.amax", {OpTag::RECOMPUTE_IN_BACKWARD});
+  auto tagged = scoped_add_tags("ltorch.amax", {OpTag::RECOMPUTE_IN_BACKWARD});
   auto fn = [](const Tensor& x) { return (x - x.amax({1}, true)).exp().sum(); };
   auto jfn = jit(fn, {.arg_names = {"x"}});
   at::Tensor x = at::randn({8, 4}, at::kDouble).requires_grad_();
@@ -349,8 +336,7 @@ TEST(Rematerialize, DropoutPoliciesOn1024x1024) {
     EXPECT_EQ(bwd.find("uniform"), std::string::npos) << bwd;
   }
   {  // DONT_RECOMPUTE_IN_BACKWARD on dropout: mask saved, no draw in the backward
-    RestoreTags restore("ltorch.dropout");
-    add_tags("ltorch.dropout", {OpTag::DONT_RECOMPUTE_IN_BACKWARD});
+    auto tagged = scoped_add_tags("ltorch.dropout", {OpTag::DONT_RECOMPUTE_IN_BACKWARD});
     auto [saved, bwd] = run({});
     EXPECT_EQ(big(saved), std::vector<std::string>{"Bool"});
     EXPECT_EQ(bwd.find("uniform"), std::string::npos) << bwd;

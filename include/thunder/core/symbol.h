@@ -12,15 +12,21 @@
 #include <string_view>
 #include <vector>
 
+#include "thunder/core/registry_change.h"
 #include "thunder/core/value.h"
 
 namespace thunder {
 
 // Tags on symbols. Passes read them (on a statement's own symbol and on the
-// composites it was decomposed from).
+// composites it was decomposed from). Passes decide behaviour from tags (and
+// from pointers to registered symbols), never from a symbol's id string.
 enum class OpTag : uint32_t {
   ELEMENTWISE_OP = 1u << 0,
   REDUCTION_OP = 1u << 1,
+  // A *stateful* random draw: it reads and advances a generator, so running it
+  // twice gives different values. Never recomputed, deduplicated or dropped
+  // as dead by value. The stateless prims.uniform_philox (a pure function of
+  // its seed and offset) is deliberately not RANDOM_OP; it is PURE_FACTORY.
   RANDOM_OP = 1u << 2,
   MATMUL_OP = 1u << 3,
   SHAPE_OP = 1u << 4,
@@ -28,6 +34,10 @@ enum class OpTag : uint32_t {
   DONT_DCE = 1u << 6,
   DONT_RECOMPUTE_IN_BACKWARD = 1u << 7,
   RECOMPUTE_IN_BACKWARD = 1u << 8,
+  // A prim that makes a tensor from its (non-tensor or scalar) arguments alone,
+  // with no state: prims.full, prims.iota, prims.uniform_philox. As cheap to
+  // recompute as an elementwise op (rematerialization may recompute it).
+  PURE_FACTORY = 1u << 9,
 };
 
 inline uint32_t tag_bits(std::initializer_list<OpTag> tags) {
@@ -96,15 +106,31 @@ struct Symbol {
 class SymbolRegistry {
  public:
   // Adds a symbol; throws if the id exists. Returns the registered symbol.
+  // (A new symbol cannot change a compiled program: the registry version stays.)
   Symbol& add(Symbol s);
   const Symbol* find(std::string_view id) const;
   const Symbol& get(std::string_view id) const;  // throws thunder::Error if unknown
+  // Adds OpTag bits to a symbol, bumps the registry version and returns the
+  // handle that takes exactly this change back (layered, see registry_change.h).
+  // Throws thunder::Error if the id is unknown.
+  RegistryChange add_tags(std::string_view id, uint32_t bits);
+  // Mutable access bumps the registry version (the caller may change tags or
+  // the meta): jitted callables recompile on their next call. Prefer add_tags.
   Symbol& mutable_get(std::string_view id);
   size_t size() const { return symbols_.size(); }
   const Symbol& at(size_t index) const { return *symbols_[index]; }
 
  private:
+  struct TagLayer {
+    uint64_t id;
+    const Symbol* sym;
+    uint32_t asked;  // the bits the change asked for
+    uint32_t owned;  // the bits it turned on (and takes back when restored)
+  };
+  void remove_tag_layer(uint64_t layer);
   std::vector<std::unique_ptr<Symbol>> symbols_;
+  std::vector<TagLayer> tag_layers_;  // add_tags changes still in effect, oldest first
+  uint64_t next_layer_ = 0;
 };
 
 SymbolRegistry& symbol_registry();

@@ -61,4 +61,8 @@ bool has_stage(const std::vector<Trace>& stages, std::string_view pass);
 // One statement (and its decomposition as '#' lines), indented by `indent` spaces.
 std::string bsym_str(const BoundSymbol& b, int indent = 0);
 
+// The symbol of `del` statements (del_last_used makes them; the printer, the
+// executor claim and program lowering treat them specially, by this pointer).
+const Symbol& del_symbol();
+
 }  // namespace thunder

@@ -10,11 +10,14 @@
 //       g.put_grad(x, g.get_grad(out) * s * (1 + x * (1 - s)));
 //       return {out};
 //     });
+//
+// scoped_register_grad does the same until the returned handle dies.
 #pragma once
 
 #include <functional>
 #include <string>
 
+#include "thunder/core/registry_change.h"
 #include "thunder/frontend/tensor.h"
 
 namespace thunder {
@@ -61,7 +64,15 @@ using GradFn = std::function<TensorList(GradContext&, const CallArgs&)>;
 void save_for_backward(const Tensor& t);
 
 // Installs `fn` as the grad rule of the symbol `id` (e.g. "ltorch.dropout").
-// Throws thunder::Error for an unknown id.
-void register_grad(const std::string& id, GradFn fn);
+// Throws thunder::Error for an unknown id. Jitted callables compiled before
+// recompile on their next call (the registry version). The rule stays until
+// the returned handle is restored; discarding it keeps the rule
+// (thunder/core/registry_change.h: nested and out-of-order restores).
+RegistryChange register_grad(const std::string& id, GradFn fn);
+
+// register_grad for a scope: the previous rule (built-in or user) is back
+// when the handle dies.
+//   { auto g = thunder::scoped_register_grad("ltorch.silu", rule); ... }
+[[nodiscard]] ScopedRegistryChange scoped_register_grad(const std::string& id, GradFn fn);
 
 }  // namespace thunder

@@ -5,6 +5,10 @@
 //   thunder::add_tags("ltorch.dropout", {thunder::OpTag::DONT_RECOMPUTE_IN_BACKWARD});
 //   thunder::add_tags("ltorch.gelu", {thunder::OpTag::RECOMPUTE_IN_BACKWARD});
 //
+//   // The same for one scope only: the old tags are back when g dies.
+//   auto g = thunder::scoped_add_tags("ltorch.dropout",
+//                                     {thunder::OpTag::DONT_RECOMPUTE_IN_BACKWARD});
+//
 //   // Activation checkpointing: the intermediates of block_fn are recomputed
 //   // in the backward instead of saved (matmuls included, stateful random
 //   // draws excluded), like torch.utils.checkpoint.
@@ -19,6 +23,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "thunder/core/registry_change.h"
 #include "thunder/core/symbol.h"
 #include "thunder/frontend/tensor.h"
 
@@ -26,9 +31,19 @@ namespace thunder {
 
 // Adds tags to a registered symbol (e.g. "ltorch.dropout"). Passes see them on
 // the symbol's statements and on every prim decomposed from it (origins).
-// Takes effect for later compilations. Throws thunder::Error for an unknown id.
-void add_tags(const std::string& symbol_id, std::initializer_list<OpTag> tags);
-void add_tags(const std::string& symbol_id, const std::vector<OpTag>& tags);
+// Takes effect for later calls: jitted callables compiled before recompile on
+// their next call (the registry version). Throws thunder::Error for an unknown id.
+// The change is permanent unless the returned handle is restored: discarding
+// it keeps the tags (thunder/core/registry_change.h).
+RegistryChange add_tags(const std::string& symbol_id, std::initializer_list<OpTag> tags);
+RegistryChange add_tags(const std::string& symbol_id, const std::vector<OpTag>& tags);
+
+// add_tags for a scope: the symbol's tags are put back when the handle dies.
+//   { auto g = thunder::scoped_add_tags("ltorch.gelu", {OpTag::RECOMPUTE_IN_BACKWARD}); ... }
+[[nodiscard]] ScopedRegistryChange scoped_add_tags(const std::string& symbol_id,
+                                                   std::initializer_list<OpTag> tags);
+[[nodiscard]] ScopedRegistryChange scoped_add_tags(const std::string& symbol_id,
+                                                   const std::vector<OpTag>& tags);
 
 namespace detail {
 

@@ -78,7 +78,29 @@ class PoolRef {
   BufferPool* p_;
 };
 
-// Installs thunder's CPU allocator (counting, pooling) into ATen; idempotent.
+// Installs thunder's CPU allocator (counting, pooling) into ATen for the rest
+// of the process. Idempotent and thread-safe (std::call_once); constructing a
+// jitted callable (or MemoryMeter::install) calls it.
+//
+// Why process-wide and not scoped to a jitted callable: c10 keeps one CPU
+// allocator pointer per process, read without synchronization by every ATen
+// allocation on every thread, and documents SetCPUAllocator as an
+// initialization-time call, not thread-safe. Swapping it around a call (or
+// back when the last jitted callable dies) would race with allocations on
+// other threads. So it is installed once and stays; what is scoped is the
+// pooling (PoolScope). (Freeing is not the obstacle: each block carries its
+// own deleter.)
+//
+// What it changes for code that is not jitted, on any thread:
+//  - every CPU allocation is counted (MemoryMeter's live and peak bytes: one
+//    atomic add per allocation and per free);
+//  - blocks come from posix_memalign with 64-byte alignment (as c10's default)
+//    behind a 64-byte header; c10's allocator options (junk or zero fill) and
+//    its profiler memory reports do not apply to them;
+//  - nothing is pooled: buffers are served from and returned to a BufferPool
+//    only for allocations made while a PoolScope is alive on that thread,
+//    i.e. inside a jitted call. Tensors allocated there carry their own
+//    deleter and may outlive the call, the callable and the pool.
 void install_cpu_allocator();
 // The pool active on this thread, if any.
 BufferPool* active_pool();

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "thunder/core/registry_change.h"
 #include "thunder/core/trace.h"
 
 namespace thunder {
@@ -34,11 +35,18 @@ class VjpContext {
 using GradRule = std::function<Value(VjpContext&, const OpArgs&)>;
 
 // The registry of grad rules, keyed by symbol id. A later registration replaces
-// an earlier one (user rules replace built-in rules). What a user rule's
-// backward reads from the forward must be marked with ProxyTag::SAVED_FOR_BACKWARD
-// (thunder::save_for_backward) to pass strict_saved_for_backward; the built-in
-// rules' reads count as explicitly saved.
-void register_grad_rule(std::string_view id, GradRule rule);
+// an earlier one (user rules replace built-in rules) until the returned handle
+// restores it; discarding the handle keeps the rule (registry_change.h, which
+// also says how nested and out-of-order restores behave). Registering bumps
+// the registry version, so jitted callables recompile on their next call.
+// What a user rule's backward reads from the forward must be marked with
+// ProxyTag::SAVED_FOR_BACKWARD (thunder::save_for_backward) to pass
+// strict_saved_for_backward; the built-in rules' reads count as explicitly saved.
+RegistryChange register_grad_rule(std::string_view id, GradRule rule);
+// The rule of a symbol registered just now (a custom autograd::Function): no
+// compiled program can have used the symbol, so the registry version stays and
+// no jitted callable recompiles. Not undoable.
+void register_grad_rule_of_new_symbol(std::string_view id, GradRule rule);
 const GradRule* find_grad_rule(const Symbol& sym);
 
 // The joint forward+backward trace of a computation trace. Gradients are

@@ -9,7 +9,7 @@
 // IN_PLACE (symbol, origins or decomposition: copy_, update_aliases,
 // get_and_update_rng_state), nothing that draws random numbers statefully
 // (RANDOM_OP on the symbol or in its decomposition; prims.uniform_philox is
-// pure and merges), and never a forward statement with a backward one
+// not RANDOM_OP: pure, it merges), and never a forward statement with a backward one
 // (StmtTag::BACKWARD). Outputs whose proxies differ in dtype, shape,
 // requires_grad or tags are left alone. Deterministic: the earliest
 // statement survives.

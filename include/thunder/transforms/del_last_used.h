@@ -9,7 +9,6 @@ namespace thunder {
 
 Trace del_last_used(const Trace& trace);
 
-// The symbol of `del` statements.
-const Symbol& del_symbol();
+// del_symbol(), the symbol of `del` statements, is in thunder/core/trace.h.
 
 }  // namespace thunder

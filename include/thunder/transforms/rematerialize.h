@@ -13,11 +13,11 @@
 // Policies (see docs/rematerialization.md):
 //  - never recomputed: statements drawing random numbers statefully
 //    (RANDOM_OP on the symbol or in its decomposition; prims.uniform_philox is
-//    pure), in-place statements, statements tagged DONT_RECOMPUTE_IN_BACKWARD
+//    pure, not RANDOM_OP), in-place statements, statements tagged DONT_RECOMPUTE_IN_BACKWARD
 //    (directly, via origins or in the decomposition; thunder::add_tags), and
 //    values tagged ProxyTag::SAVED_FOR_BACKWARD (thunder::save_for_backward);
 //  - by default recomputed only when cheap: a prim tagged ELEMENTWISE_OP or
-//    SHAPE_OP, prims.full/iota/uniform_philox, or a composite whose whole
+//    SHAPE_OP or PURE_FACTORY (full, iota, uniform_philox), or a composite whose whole
 //    decomposition is such prims, with no REDUCTION_OP or MATMUL_OP on the
 //    statement or its origins;
 //  - always recomputed (saving costs infinity) when not pinned above: statements

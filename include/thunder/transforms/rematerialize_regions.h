@@ -9,9 +9,9 @@
 // inputs, values B already computes, A's inputs (defined before A, so before
 // B; nothing is deleted until del_last_used runs after fusion) and, past a
 // statement that cannot be recomputed, A's other outputs. Every statement on
-// the way must be recomputable: a prim tagged ELEMENTWISE_OP or SHAPE_OP, or
-// a pure factory (prims.full, prims.iota, prims.uniform_philox), with no
-// REDUCTION_OP, MATMUL_OP, RANDOM_OP (other than uniform_philox), IN_PLACE,
+// the way must be recomputable: a prim tagged ELEMENTWISE_OP, SHAPE_OP or
+// PURE_FACTORY (prims.full, prims.iota, prims.uniform_philox), with no
+// REDUCTION_OP, MATMUL_OP, RANDOM_OP (stateful draws only), IN_PLACE,
 // DONT_DCE or DONT_RECOMPUTE_IN_BACKWARD on it or its origins.
 //
 // Cost, in bytes moved through memory: reading v costs numel x item size,

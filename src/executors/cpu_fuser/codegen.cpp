@@ -499,7 +499,8 @@ class Generator {
       if (bl) return fmt::format("({1} ? ({0})1 : ({0})0)", compute_type(od), x[0]);
       return fmt::format("(({}){})", compute_type(od), x[0]);
     }
-    fail("cpu_fuser: no code generator for prims.{}", op);
+    // fusible.cpp admitted the op, so a missing generator is a thunder bug.
+    internal_fail(__FILE__, __LINE__, "cpu_fuser: no code generator for prims.{}", op);
   }
 
   // Starts a loop nest function over [lo, hi) of its parallel index.
