@@ -7,7 +7,7 @@ export CCACHE_DIR ?= $(CURDIR)/.cache/ccache
 export CCACHE_BASEDIR ?= $(CURDIR)
 export CCACHE_SLOPPINESS = pch_defines,time_macros,include_file_mtime,include_file_ctime
 
-.PHONY: deps configure build demo test bench clean
+.PHONY: deps configure build demo test bench clean fuzz
 
 deps:
 	@./scripts/install-deps.sh
@@ -39,3 +39,9 @@ bench: configure
 
 clean:
 	rm -rf $(BUILD)
+
+# The differential fuzzer, open-ended: make fuzz SECONDS=600
+SECONDS ?= 60
+fuzz: configure
+	cmake --build $(BUILD) -j $(JOBS) --target thunder_fuzz
+	THUNDER_CACHE_DIR=$(CURDIR)/$(BUILD)/kernel-cache $(BUILD)/tests/thunder_fuzz --seconds $(SECONDS)

@@ -248,17 +248,20 @@ JointTrace autodiff(const Trace& computation) {
   std::vector<ProxyPtr> outs;
   fwd_out.collect_proxies(outs);
   j.num_outputs = outs.size();
+  // A value returned twice gets a cotangent per occurrence, summed first.
+  std::vector<BoundSymbol> bwd;
   for (const ProxyPtr& o : outs) {
     if (!o->is_tensor() || !o->requires_grad) {
       j.cotangents.push_back(nullptr);
       continue;
     }
-    ProxyPtr c = scope.ctx().add_tensor_input("g_" + o->name, o->shape, o->dtype, o->device, false);
+    std::string name = "g_" + o->name;
+    if (joint.name_taken(name)) name = joint.new_name(name + "_");
+    ProxyPtr c = scope.ctx().add_tensor_input(name, o->shape, o->dtype, o->device, false);
     j.cotangents.push_back(c);
-    std::vector<BoundSymbol> none;
-    builder.accumulate(o, Value(c), none);
+    builder.accumulate(o, Value(c), bwd);
   }
-  std::vector<BoundSymbol> bwd = builder.backward();
+  for (BoundSymbol& b : builder.backward()) bwd.push_back(std::move(b));
   for (BoundSymbol& b : bwd) b.tags |= static_cast<uint32_t>(StmtTag::BACKWARD);
 
   joint.bsyms = std::move(builder.forward_stmts());

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "recompute_cost.h"
+#include "thunder/core/error.h"
 #include "thunder/transforms/dce.h"
 
 namespace thunder {
@@ -25,6 +26,34 @@ bool recomputable(const BoundSymbol& b) {
 
 bool contains(const std::vector<ProxyPtr>& ps, const Proxy* p) {
   return std::any_of(ps.begin(), ps.end(), [p](const ProxyPtr& q) { return q.get() == p; });
+}
+
+// Orders statements so each comes after the statements (of the list) it
+// reads, keeping the given order otherwise. Recomputed prims go to the front
+// of a consumer, but may read values the consumer computes itself (found by
+// the differential fuzzer: a region read t5 before computing it).
+std::vector<BoundSymbol> dependency_order(std::vector<BoundSymbol> subs) {
+  std::unordered_map<const Proxy*, size_t> producer;
+  for (size_t i = 0; i < subs.size(); ++i)
+    for (const ProxyPtr& p : subs[i].flat_outputs()) producer[p.get()] = i;
+  std::vector<bool> placed(subs.size(), false);
+  std::vector<BoundSymbol> out;
+  while (out.size() < subs.size()) {
+    size_t i = 0;
+    for (; i < subs.size(); ++i) {
+      if (placed[i]) continue;
+      bool ready = true;
+      for (const ProxyPtr& p : subs[i].flat_args()) {
+        auto it = producer.find(p.get());
+        ready = ready && (it == producer.end() || it->second == i || placed[it->second]);
+      }
+      if (ready) break;  // the earliest ready statement goes next
+    }
+    THUNDER_INTERNAL_CHECK(i < subs.size(), "rematerialize_regions: a cycle among region prims");
+    placed[i] = true;
+    out.push_back(std::move(subs[i]));
+  }
+  return out;
 }
 
 // Values read from outside a list of statements, in first-use order.
@@ -145,7 +174,7 @@ int rematerialize_between_regions(std::vector<BoundSymbol>& stmts,
           subs.push_back(std::move(s));
         }
         for (BoundSymbol& s : consumer.subsymbols) subs.push_back(std::move(s));
-        consumer.subsymbols = std::move(subs);
+        consumer.subsymbols = dependency_order(std::move(subs));
         consumer.args = inputs_of(consumer.subsymbols);
         ++recomputed;
         if (drop) {
