@@ -9,6 +9,7 @@
 #include "thunder/core/trace.h"
 #include "thunder/frontend/autograd.h"
 #include "thunder/frontend/autograd_function.h"
+#include "thunder/frontend/capture.h"
 #include "thunder/frontend/jit.h"
 #include "thunder/frontend/nn.h"
 #include "thunder/frontend/ops.h"

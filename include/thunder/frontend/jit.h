@@ -3,6 +3,11 @@
 // be Tensors (or at::Tensor), vectors of Tensors, thunder::Scalar (a runtime
 // number input) and plain C++ numbers and bools (trace-time constants guarded
 // by value). Results may be a Tensor, a std::tuple of Tensors or a vector.
+//
+// A callable over at::Tensor (plain libtorch code) that cannot take
+// thunder::Tensor is captured at the dispatcher instead (capture.h): on a
+// miss it runs once on the real arguments and its aten ops are translated
+// into the trace; the guards, the cache and the pipeline are the same.
 #pragma once
 
 #include <concepts>
@@ -12,6 +17,7 @@
 #include <vector>
 
 #include "thunder/core/trace.h"
+#include "thunder/frontend/capture.h"
 #include "thunder/frontend/nn.h"
 #include "thunder/frontend/options.h"
 #include "thunder/runtime/flat_args.h"
@@ -104,6 +110,60 @@ void flatten(std::vector<FlatArg>& out, T v) {
   }
 }
 
+// Argument types a plain-libtorch callable is called with.
+template <typename A>
+struct Concrete {
+  using type = A;
+};
+template <>
+struct Concrete<Tensor> {
+  using type = at::Tensor;
+};
+template <>
+struct Concrete<TensorList> {
+  using type = std::vector<at::Tensor>;
+};
+template <typename A>
+using concrete_t = typename Concrete<std::remove_cvref_t<A>>::type;
+
+// Is F plain libtorch code (captured at the dispatcher) for these arguments?
+template <typename F, typename... A>
+inline constexpr bool is_captured_v = !std::is_invocable_v<F&, normalized_t<A>...> &&
+                                      std::is_invocable_v<F&, concrete_t<A>...>;
+
+// Rebuilds a concrete argument from the flat call inputs.
+template <typename A>
+A rebuild_concrete(const std::vector<FlatArg>& in, size_t& pos) {
+  const FlatArg& f = in[pos++];
+  if constexpr (std::is_same_v<A, at::Tensor>) {
+    return f.tensor;
+  } else if constexpr (std::is_same_v<A, std::vector<at::Tensor>>) {
+    std::vector<at::Tensor> l;
+    for (int64_t i = 0; i < f.i; ++i) l.push_back(in[pos++].tensor);
+    return l;
+  } else if constexpr (std::is_same_v<A, bool>) {
+    return f.i != 0;
+  } else if constexpr (std::is_integral_v<A>) {
+    return static_cast<A>(f.i);
+  } else {
+    static_assert(std::is_floating_point_v<A>,
+                  "thunder::jit of plain libtorch code takes tensors, vectors of tensors and "
+                  "plain numbers (not thunder::Scalar)");
+    return static_cast<A>(f.d);
+  }
+}
+
+inline void flatten_concrete(std::vector<at::Tensor>& out, const at::Tensor& t) {
+  out.push_back(t);
+}
+inline void flatten_concrete(std::vector<at::Tensor>& out, const std::vector<at::Tensor>& l) {
+  out.insert(out.end(), l.begin(), l.end());
+}
+template <typename... Ts>
+void flatten_concrete(std::vector<at::Tensor>& out, const std::tuple<Ts...>& t) {
+  std::apply([&](const auto&... e) { (flatten_concrete(out, e), ...); }, t);
+}
+
 // Rebuilds a typed argument from the traced values (proxies and constants).
 template <typename A>
 A rebuild(const std::vector<Value>& vals, size_t& pos) {
@@ -144,9 +204,15 @@ template <typename R>
 R unflatten_result(std::vector<at::Tensor>& outs, size_t& pos) {
   if constexpr (std::is_same_v<R, Tensor>) {
     return Tensor(std::move(outs[pos++]));
+  } else if constexpr (std::is_same_v<R, at::Tensor>) {
+    return std::move(outs[pos++]);
   } else if constexpr (std::is_same_v<R, TensorList>) {
     TensorList l;
     while (pos < outs.size()) l.emplace_back(std::move(outs[pos++]));
+    return l;
+  } else if constexpr (std::is_same_v<R, std::vector<at::Tensor>>) {
+    std::vector<at::Tensor> l;
+    while (pos < outs.size()) l.push_back(std::move(outs[pos++]));
     return l;
   } else {
     return [&]<size_t... I>(std::index_sequence<I...>) {
@@ -175,14 +241,20 @@ class Jitted {
 
   template <typename... A>
   auto operator()(A&&... args) {
-    using R = std::invoke_result_t<F&, detail::normalized_t<A>...>;
     std::vector<FlatArg>& in = detail::call_inputs(*state_);
     in.clear();
     (detail::flatten(in, args), ...);
     std::vector<at::Tensor>& outs = outs_;
-    detail::jit_call(*state_, &trace_thunk<R, detail::normalized_t<A>...>, this, outs);
     size_t pos = 0;
-    return detail::unflatten_result<R>(outs, pos);
+    if constexpr (detail::is_captured_v<F, A...>) {
+      using R = std::invoke_result_t<F&, detail::concrete_t<A>...>;
+      detail::jit_call(*state_, &capture_thunk<R, detail::concrete_t<A>...>, this, outs);
+      return detail::unflatten_result<R>(outs, pos);
+    } else {
+      using R = std::invoke_result_t<F&, detail::normalized_t<A>...>;
+      detail::jit_call(*state_, &trace_thunk<R, detail::normalized_t<A>...>, this, outs);
+      return detail::unflatten_result<R>(outs, pos);
+    }
   }
 
   const detail::JitState& state() const { return *state_; }
@@ -198,6 +270,29 @@ class Jitted {
     detail::flatten_result(flat, r);
     if constexpr (std::is_same_v<R, Tensor>) return flat[0];
     return Value(std::move(flat));
+  }
+
+  // The other way to make the trace: run the plain-libtorch callable on the
+  // real arguments with capture on; `vals` are the trace's inputs for them.
+  template <typename R, typename... A>
+  static Value capture_thunk(void* self, const std::vector<Value>& vals) {
+    auto* j = static_cast<Jitted*>(self);
+    const std::vector<FlatArg>& in = detail::call_inputs(*j->state_);
+    size_t pos = 0;
+    std::tuple<A...> args{detail::rebuild_concrete<A>(in, pos)...};
+    struct Run {
+      Jitted* j;
+      std::tuple<A...>* args;
+    } run{j, &args};
+    Value out = detail::capture_call(
+        in, vals,
+        [](void* p, std::vector<at::Tensor>& results) {
+          auto* r = static_cast<Run*>(p);
+          detail::flatten_concrete(results, std::apply(r->j->fn_, *r->args));
+        },
+        &run);
+    if constexpr (std::is_same_v<R, at::Tensor>) return out.as_list().at(0);
+    return out;
   }
 
   F fn_;

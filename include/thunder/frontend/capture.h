@@ -1,0 +1,67 @@
+// Capturing plain libtorch code at the dispatcher. A function written against
+// at::Tensor cannot be traced with proxies, so thunder runs it once on its
+// real inputs with a capture dispatch key switched on: every aten op it calls
+// reaches one boxed fallback, which runs the op eagerly and translates it
+// (through one table keyed by `aten::name.overload`, src/frontend/capture_ops.cpp)
+// into ltorch symbols on the trace being built. The trace then goes through
+// the same pipeline as traced thunder::Tensor code. docs/capture.md lists the
+// translated ops and the limits.
+//
+// thunder::jit picks capture by itself for a callable that takes at::Tensor
+// and cannot take thunder::Tensor; thunder::examine says in advance which
+// ops of a function capture can translate.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "thunder/core/value.h"
+#include "thunder/runtime/flat_args.h"
+
+namespace thunder {
+
+// Every aten op one run of a function called, in first-seen order.
+struct ExamineReport {
+  enum class Support : uint8_t { Translated, Unsupported };
+  struct Op {
+    std::string name;  // "aten::add.Tensor", "aten::relu"
+    int64_t count = 0;
+    Support support = Support::Translated;
+    std::string reason;  // why it is unsupported (the first time it was)
+  };
+  std::vector<Op> ops;
+
+  bool all_supported() const;
+  std::string str() const;  // the table operator<< prints
+};
+std::ostream& operator<<(std::ostream& os, const ExamineReport& r);
+
+namespace detail {
+
+// Runs `run` (which calls the user's function on the real arguments `args`
+// and appends its flat results to the vector) with capture on, inside the
+// active trace: tensor arguments stand for `arg_values` (the trace's inputs).
+// Returns the list of the results' trace values.
+using CaptureRun = void (*)(void* ctx, std::vector<at::Tensor>& results);
+Value capture_call(const std::vector<FlatArg>& args, const std::vector<Value>& arg_values,
+                   CaptureRun run, void* ctx);
+
+// Runs `run` once with capture on, translating into a scratch trace, and
+// reports every op met (translation failures are recorded, not thrown).
+ExamineReport examine_call(const std::function<void()>& run);
+
+}  // namespace detail
+
+// Runs fn(args...) once (eagerly, on the real arguments) and reports the aten
+// ops it calls and whether thunder::jit can translate each of them.
+template <typename F, typename... A>
+ExamineReport examine(F&& fn, A&&... args) {
+  return detail::examine_call([&] { (void)std::invoke(fn, args...); });
+}
+
+}  // namespace thunder

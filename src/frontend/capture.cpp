@@ -1,0 +1,393 @@
+// Plain-libtorch capture: the session behind thunder::jit's capture path and
+// thunder::examine. The user's function runs eagerly on its real inputs; each
+// aten op it calls comes through the fallback (capture_key.cpp) to
+// CaptureSession::on_op, which runs the op and translates it with the table
+// in capture_ops.cpp into ltorch symbols on the active trace. Tensors are
+// matched to trace values by TensorImpl identity; every tensor the run meets
+// is kept alive until it ends, so an address is never reused for another.
+#include "thunder/frontend/capture.h"
+
+#include <ATen/core/Tensor.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+
+#include "capture_session.h"
+#include "dispatch.h"
+#include "thunder/core/error.h"
+#include "thunder/core/tracing.h"
+#include "thunder/executors/kernel.h"
+
+namespace thunder {
+
+bool ExamineReport::all_supported() const {
+  for (const Op& o : ops)
+    if (o.support != Support::Translated) return false;
+  return true;
+}
+
+std::string ExamineReport::str() const {
+  size_t width = 2;
+  for (const Op& o : ops) width = std::max(width, o.name.size());
+  std::ostringstream os;
+  os << fmt::format("{:<{}}  {:>5}  {}\n", "op", width, "count", "status");
+  int64_t unsupported = 0;
+  for (const Op& o : ops) {
+    const bool ok = o.support == Support::Translated;
+    unsupported += !ok;
+    os << fmt::format("{:<{}}  {:>5}  {}\n", o.name, width, o.count,
+                      ok ? std::string("translated") : "unsupported: " + o.reason);
+  }
+  os << fmt::format("{} ops, {} translated, {} unsupported\n", ops.size(),
+                    ops.size() - unsupported, unsupported);
+  return os.str();
+}
+
+std::ostream& operator<<(std::ostream& os, const ExamineReport& r) { return os << r.str(); }
+
+namespace detail {
+
+class CaptureSession {
+ public:
+  enum class Mode { Jit, Examine };
+  explicit CaptureSession(Mode m) : mode_(m) {}
+
+  // A tensor argument of the jitted function and its trace input.
+  void bind_argument(const at::Tensor& t, Value v) {
+    Entry& e = entry(t);
+    e.value = std::move(v);
+  }
+
+  // The trace value of a tensor the run met, capturing an unknown one.
+  Value value_of(const at::Tensor& t, const std::string& op) {
+    if (!t.defined()) return Value();
+    if (t.unsafeGetTensorImpl()->is_wrapped_number()) return number_of(t);
+    auto it = entries_.find(t.unsafeGetTensorImpl());
+    if (it == entries_.end()) {
+      CaptureTable* captures = current_captures();
+      THUNDER_CHECK(captures != nullptr, "{}: captured outside of a jit trace", op);
+      Entry& e = entry(t);
+      e.value = Value(captures->proxy_for(t));
+      return e.value;
+    }
+    const Entry& e = it->second;
+    THUNDER_CHECK(e.untranslated_by.empty(),
+                  "{}: reads a tensor that {} produced, and that has no translation", op,
+                  e.untranslated_by);
+    return e.value;
+  }
+
+  std::optional<Value> transpose_of(const at::Tensor& t) const {
+    auto it = entries_.find(t.unsafeGetTensorImpl());
+    if (it == entries_.end()) return std::nullopt;
+    return it->second.transpose_of;
+  }
+
+  void on_op(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack);
+  ExamineReport report;
+
+ private:
+  struct Entry {
+    Value value;
+    std::string untranslated_by;  // the op whose output this is, when it has no value
+    bool produced = false;         // made by an op of this run (not an argument or capture)
+    bool aliased = false;          // a view, or viewed: writes to it would reach others
+    std::optional<Value> transpose_of;
+  };
+
+  Entry& entry(const at::Tensor& t) {
+    auto [it, fresh] = entries_.try_emplace(t.unsafeGetTensorImpl());
+    if (fresh) keep_alive_.push_back(t);
+    return it->second;
+  }
+
+  // The translation's value for eager result t: same shape (else the table
+  // is wrong), converted where the translation's dtype differs (an in-place
+  // op keeps its tensor's dtype where the functional op would promote).
+  static Value matching(const Value& v, const at::Tensor& t, const std::string& op) {
+    if (!v.is_tensor()) return v;
+    const Proxy& p = *v.proxy();
+    THUNDER_CHECK(p.shape == Shape(t.sizes().begin(), t.sizes().end()),
+                  "{}: its translation made shape {} where libtorch made {} (a bug in the "
+                  "capture table, src/frontend/capture_ops.cpp)",
+                  op, shape_str(p.shape), shape_str(Shape(t.sizes().begin(), t.sizes().end())));
+    const DType want = from_aten(t.scalar_type());
+    return p.dtype == want ? v : ltorch::to(v, want);
+  }
+
+  static Value number_of(const at::Tensor& t) {
+    if (t.is_floating_point()) return Value(t.item<double>());
+    if (t.scalar_type() == at::kBool) return Value(t.item<bool>());
+    return Value(t.item<int64_t>());
+  }
+
+  ExamineReport::Op& count(const std::string& name) {
+    auto it = op_index_.find(name);
+    if (it == op_index_.end()) {
+      it = op_index_.emplace(name, report.ops.size()).first;
+      report.ops.push_back({name, 0, ExamineReport::Support::Translated, {}});
+    }
+    ExamineReport::Op& o = report.ops[it->second];
+    ++o.count;
+    return o;
+  }
+
+  // Why the op cannot be translated (before running it), or "".
+  std::string refusal(const std::string& name, const c10::FunctionSchema& schema,
+                      const std::vector<c10::IValue>& args, const Translation*& tr);
+
+  Mode mode_;
+  std::unordered_map<const c10::TensorImpl*, Entry> entries_;
+  std::vector<at::Tensor> keep_alive_;
+  std::unordered_map<std::string, size_t> op_index_;
+};
+
+namespace {
+
+thread_local CaptureSession* tls_session = nullptr;
+
+class SessionScope {
+ public:
+  explicit SessionScope(CaptureSession& s) : prev_(tls_session) { tls_session = &s; }
+  ~SessionScope() { tls_session = prev_; }
+
+ private:
+  CaptureSession* prev_;
+};
+
+// The eager run must not advance libtorch's default CPU generator: the
+// compiled program draws from it again on the same call.
+class KeepCpuGenerator {
+ public:
+  KeepCpuGenerator() : gen_(at::detail::getDefaultCPUGenerator()) {
+    std::lock_guard<std::mutex> lock(gen_.mutex());
+    state_ = gen_.get_state();
+  }
+  ~KeepCpuGenerator() {
+    std::lock_guard<std::mutex> lock(gen_.mutex());
+    gen_.set_state(state_);
+  }
+
+ private:
+  at::Generator gen_;
+  at::Tensor state_;
+};
+
+std::string op_name(const c10::FunctionSchema& s) {
+  return s.overload_name().empty() ? s.name() : s.name() + "." + s.overload_name();
+}
+
+bool writes_an_argument(const c10::FunctionSchema& s) {
+  for (const c10::Argument& a : s.arguments())
+    if (a.alias_info() && a.alias_info()->isWrite()) return true;
+  return false;
+}
+
+// "aten::add_.Tensor" -> "aten::add.Tensor": the functional op an in-place
+// one on a fresh tensor is translated as.
+std::string functional_name(const c10::FunctionSchema& s) {
+  std::string base = s.name();
+  if (!base.empty() && base.back() == '_') base.pop_back();
+  return s.overload_name().empty() ? base : base + "." + s.overload_name();
+}
+
+}  // namespace
+
+std::string CaptureSession::refusal(const std::string& name, const c10::FunctionSchema& schema,
+                                    const std::vector<c10::IValue>& args,
+                                    const Translation*& tr) {
+  if (returns_host_value(name))
+    return "returns a host value to C++ (a number or bool computed from tensor data), which a "
+           "trace cannot hold; compute it outside the jitted function";
+  if (schema.overload_name() == "out" || schema.overload_name().ends_with("_out"))
+    return "writes into an out= tensor; call the functional form";
+  if (writes_an_argument(schema)) {
+    tr = find_translation(functional_name(schema));
+    if (!tr)
+      return fmt::format("no translation for it or for {}; add a row to the table in "
+                         "src/frontend/capture_ops.cpp",
+                         functional_name(schema));
+    const at::Tensor& self = args.at(0).toTensor();
+    auto it = entries_.find(self.unsafeGetTensorImpl());
+    if (it == entries_.end() || !it->second.produced || it->second.aliased)
+      return "writes in place into a tensor the function did not make itself (an argument, a "
+             "captured tensor or a view); capture translates in-place ops only on fresh tensors";
+    return "";
+  }
+  tr = find_translation(name);
+  if (!tr)
+    return "no translation into ltorch symbols; add a row for it to the table in "
+           "src/frontend/capture_ops.cpp";
+  return "";
+}
+
+void CaptureSession::on_op(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
+                           torch::jit::Stack* stack) {
+  const c10::FunctionSchema& schema = op.schema();
+  const std::string name = op_name(schema);
+  const size_t n_args = schema.arguments().size();
+  std::vector<c10::IValue> args(stack->end() - n_args, stack->end());
+  ExamineReport::Op& rep = count(name);
+
+  const Translation* tr = nullptr;
+  std::string why = refusal(name, schema, args, tr);
+  if (!why.empty() && mode_ == Mode::Jit) fail("{}: {}", name, why);
+
+  op.redispatchBoxed(ks, stack);  // the eager result the rest of the run computes with
+  const size_t n_out = schema.returns().size();
+  std::vector<c10::IValue> outs(stack->end() - n_out, stack->end());
+
+  // Outputs without a trace value: any later use is an error naming `by`.
+  auto untranslated = [&](const std::string& by) {
+    for (const c10::IValue& o : outs)
+      if (o.isTensor()) {
+        Entry& e = entry(o.toTensor());
+        e.untranslated_by = by;
+      }
+    if (writes_an_argument(schema) && args.at(0).isTensor())
+      entry(args[0].toTensor()).untranslated_by = by;
+  };
+  if (!why.empty()) {
+    if (rep.support == ExamineReport::Support::Translated) {
+      rep.support = ExamineReport::Support::Unsupported;
+      rep.reason = why;
+    }
+    untranslated(name);
+    return;
+  }
+
+  Value result;
+  try {
+    result = (*tr)(AtenCall(*this, name, schema, args, outs));
+  } catch (const Error& e) {
+    if (mode_ == Mode::Jit) throw;
+    const std::string msg = e.what();
+    // An input made by an untranslated op says nothing about this one.
+    if (msg.find("that has no translation") == std::string::npos &&
+        rep.support == ExamineReport::Support::Translated) {
+      rep.support = ExamineReport::Support::Unsupported;
+      rep.reason = msg;
+    }
+    untranslated(name);
+    return;
+  }
+
+  for (size_t k = 0; k < n_out; ++k) {
+    if (!outs[k].isTensor()) continue;
+    const at::Tensor& t = outs[k].toTensor();
+    const bool is_new = entries_.find(t.unsafeGetTensorImpl()) == entries_.end();
+    Entry& e = entry(t);
+    const Value v = n_out == 1 ? result : result.as_list().at(k);
+    if (v.is_none()) {
+      e.untranslated_by = fmt::format("{} (its result {})", name, k);
+      continue;
+    }
+    e.value = matching(v, t, name);
+    e.untranslated_by.clear();
+    if (is_new) e.produced = true;
+    const c10::AliasInfo* alias = schema.returns()[k].alias_info();
+    if (alias && !alias->isWrite()) {  // a view of an argument
+      e.aliased = true;
+      for (const c10::IValue& a : args)
+        if (a.isTensor() && a.toTensor().defined()) entry(a.toTensor()).aliased = true;
+    }
+  }
+  if (name == "aten::t" && args[0].toTensor().dim() == 2 && outs[0].isTensor())
+    entry(outs[0].toTensor()).transpose_of = value_of(args[0].toTensor(), name);
+}
+
+void on_captured_op(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
+                    torch::jit::Stack* stack) {
+  if (CaptureSession* s = tls_session) return s->on_op(op, ks, stack);
+  op.redispatchBoxed(ks, stack);
+}
+
+// ---- AtenCall ----
+
+Value AtenCall::tensor(size_t i) const {
+  const c10::IValue& a = args_[i];
+  if (a.isNone()) return Value();
+  THUNDER_CHECK(a.isTensor(), "{}: argument {} ('{}') is not a tensor", name_, i,
+                schema_.arguments()[i].name());
+  return s_.value_of(a.toTensor(), name_);
+}
+
+std::vector<Value> AtenCall::tensors(size_t i) const {
+  std::vector<Value> out;
+  for (const at::Tensor& t : args_[i].toTensorVector()) out.push_back(s_.value_of(t, name_));
+  return out;
+}
+
+Value AtenCall::scalar(size_t i) const {
+  const c10::IValue& a = args_[i];
+  if (a.isTensor()) return tensor(i);
+  if (a.isDouble()) return Value(a.toDouble());
+  if (a.isBool()) return Value(a.toBool());
+  if (a.isInt()) return Value(a.toInt());
+  fail("argument '{}' is {}, not a real number", schema_.arguments()[i].name(), a.tagKind());
+}
+
+std::vector<int64_t> AtenCall::int_list(size_t i) const {
+  const c10::IValue& a = args_[i];
+  if (a.isNone()) return {};
+  if (a.isInt()) return {a.toInt()};
+  std::vector<int64_t> out;
+  for (const c10::IValue& e : a.toListRef()) {
+    if (!e.isInt()) fail("argument '{}' holds {}, not an int", schema_.arguments()[i].name(),
+                         e.tagKind());
+    out.push_back(e.toInt());
+  }
+  return out;
+}
+
+std::optional<DType> AtenCall::dtype_arg(size_t i) const {
+  if (args_[i].isNone()) return std::nullopt;
+  return from_aten(args_[i].toScalarType());
+}
+
+std::optional<Value> AtenCall::transpose_of(size_t i) const {
+  if (!args_[i].isTensor()) return std::nullopt;
+  return s_.transpose_of(args_[i].toTensor());
+}
+
+// ---- entry points ----
+
+Value capture_call(const std::vector<FlatArg>& args, const std::vector<Value>& arg_values,
+                   CaptureRun run, void* ctx) {
+  CaptureSession s(CaptureSession::Mode::Jit);
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i].kind == FlatArg::Kind::Tensor && args[i].tensor.defined() &&
+        arg_values[i].is_proxy())
+      s.bind_argument(args[i].tensor, arg_values[i]);
+  std::vector<at::Tensor> results;
+  {
+    SessionScope scope(s);
+    KeepCpuGenerator rng;
+    CaptureKeyOn on;
+    run(ctx, results);
+  }
+  std::vector<Value> out;
+  for (const at::Tensor& r : results) out.push_back(s.value_of(r, "thunder::jit (a result)"));
+  return Value(std::move(out));
+}
+
+ExamineReport examine_call(const std::function<void()>& run) {
+  ltorch::ensure_registered();
+  Trace scratch;
+  TracingScope tracing(scratch);
+  CaptureTable captures;
+  CaptureScope capture_scope(captures);
+  CaptureSession s(CaptureSession::Mode::Examine);
+  {
+    SessionScope scope(s);
+    CaptureKeyOn on;
+    run();
+  }
+  return std::move(s.report);
+}
+
+}  // namespace detail
+}  // namespace thunder

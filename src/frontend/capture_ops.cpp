@@ -1,0 +1,206 @@
+// The capture table: one row per aten op (`aten::name.overload`, as the
+// dispatcher names it; no overload -> `aten::name`), each translating the
+// captured call into ltorch symbols on the active trace. Adding an op is one
+// row here (and a sample in tests/jit/test_capture.cpp). In-place ops on
+// tensors the function made itself use the row of their functional form
+// (`aten::add_.Tensor` -> `aten::add.Tensor`, `aten::fill_.Scalar` ->
+// `aten::fill.Scalar`). Factories read shape, dtype and device from the eager
+// result, which has already been computed when a row runs.
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+
+#include "capture_session.h"
+#include "thunder/executors/kernel.h"
+#include "thunder/lang/ltorch.h"
+
+namespace thunder::detail {
+
+namespace {
+
+using C = const AtenCall&;
+
+// A reduction's or softmax's optional dtype argument: convert first.
+Value with_dtype(C c, size_t dtype_arg) {
+  Value x = c.tensor(0);
+  if (std::optional<DType> d = c.dtype_arg(dtype_arg)) return ltorch::to(x, *d);
+  return x;
+}
+Value optional_scalar(C c, size_t i) { return c.is_none(i) ? Value() : c.scalar(i); }
+
+// A factory (or *_like) call: the eager result's metadata.
+std::vector<int64_t> result_shape(C c) { return c.result().sizes().vec(); }
+Device result_device(C c) { return from_aten(c.result().device()); }
+DType result_dtype(C c) { return from_aten(c.result().scalar_type()); }
+
+// beta * self + alpha * (mat1 @ mat2); `t` + addmm (torch::nn::Linear) is linear.
+bool is_literal(const Value& v, double x) {
+  return v.is_number() && !v.is_number_proxy() && v.to_double() == x;
+}
+Value addmm(C c) {
+  const Value beta = c.scalar(3), alpha = c.scalar(4);
+  const bool unit = is_literal(beta, 1) && is_literal(alpha, 1);
+  if (std::optional<Value> w = c.transpose_of(2); w && unit && c.aten(0).dim() == 1)
+    return ltorch::linear(c.tensor(1), *w, c.tensor(0));
+  Value mm = ltorch::matmul(c.tensor(1), c.tensor(2));
+  if (!is_literal(alpha, 1)) mm = ltorch::mul(mm, alpha);
+  if (is_literal(beta, 0)) return mm;  // self is ignored, even its nan
+  Value self = c.tensor(0);
+  if (!is_literal(beta, 1)) self = ltorch::mul(self, beta);
+  return ltorch::add(self, mm);
+}
+
+// squeeze of a dim whose size is not 1 returns the tensor unchanged.
+Value squeeze_dim(C c) {
+  if (c.result().dim() == c.aten(0).dim()) return c.tensor(0);
+  return ltorch::squeeze(c.tensor(0), Value(std::vector<int64_t>{c.int_arg(1)}));
+}
+
+#define UNARY(op) {"aten::" #op, [](C c) { return ltorch::op(c.tensor(0)); }}
+#define BINARY(op)                                                               \
+  {"aten::" #op ".Tensor", [](C c) { return ltorch::op(c.tensor(0), c.tensor(1)); }}, \
+  {"aten::" #op ".Scalar", [](C c) { return ltorch::op(c.tensor(0), c.scalar(1)); }}
+
+const std::unordered_map<std::string, Translation>& table() {
+  static const std::unordered_map<std::string, Translation> rows = {
+      // ---- elementwise ----
+      {"aten::add.Tensor", [](C c) { return ltorch::add(c.tensor(0), c.tensor(1), c.scalar(2)); }},
+      {"aten::add.Scalar", [](C c) { return ltorch::add(c.tensor(0), c.scalar(1), c.scalar(2)); }},
+      {"aten::sub.Tensor", [](C c) { return ltorch::sub(c.tensor(0), c.tensor(1), c.scalar(2)); }},
+      {"aten::sub.Scalar", [](C c) { return ltorch::sub(c.tensor(0), c.scalar(1), c.scalar(2)); }},
+      {"aten::rsub.Tensor", [](C c) { return ltorch::sub(c.tensor(1), c.tensor(0), c.scalar(2)); }},
+      {"aten::rsub.Scalar", [](C c) { return ltorch::sub(c.scalar(1), c.tensor(0), c.scalar(2)); }},
+      BINARY(mul),
+      BINARY(div),
+      {"aten::pow.Tensor_Tensor", [](C c) { return ltorch::pow(c.tensor(0), c.tensor(1)); }},
+      {"aten::pow.Tensor_Scalar", [](C c) { return ltorch::pow(c.tensor(0), c.scalar(1)); }},
+      {"aten::pow.Scalar", [](C c) { return ltorch::pow(c.scalar(0), c.tensor(1)); }},
+      UNARY(neg), UNARY(abs), UNARY(exp), UNARY(log), UNARY(log1p), UNARY(sqrt), UNARY(rsqrt),
+      UNARY(sin), UNARY(cos), UNARY(tanh), UNARY(sigmoid), UNARY(relu), UNARY(silu), UNARY(erf),
+      UNARY(reciprocal),
+      {"aten::gelu", [](C c) { return ltorch::gelu(c.tensor(0), c.string_arg(1)); }},
+      {"aten::maximum", [](C c) { return ltorch::maximum(c.tensor(0), c.tensor(1)); }},
+      {"aten::minimum", [](C c) { return ltorch::minimum(c.tensor(0), c.tensor(1)); }},
+      {"aten::clamp", [](C c) {
+         return ltorch::clamp(c.tensor(0), optional_scalar(c, 1), optional_scalar(c, 2));
+       }},
+      {"aten::where.self", [](C c) { return ltorch::where(c.tensor(0), c.tensor(1), c.tensor(2)); }},
+      {"aten::where.ScalarSelf",
+       [](C c) { return ltorch::where(c.tensor(0), c.scalar(1), c.tensor(2)); }},
+      {"aten::where.ScalarOther",
+       [](C c) { return ltorch::where(c.tensor(0), c.tensor(1), c.scalar(2)); }},
+      // ---- comparison and logical ----
+      BINARY(eq), BINARY(ne), BINARY(lt), BINARY(le), BINARY(gt), BINARY(ge),
+      {"aten::logical_and", [](C c) { return ltorch::logical_and(c.tensor(0), c.tensor(1)); }},
+      {"aten::logical_or", [](C c) { return ltorch::logical_or(c.tensor(0), c.tensor(1)); }},
+      UNARY(logical_not),
+      // ---- reductions ----
+      {"aten::sum", [](C c) { return ltorch::sum(with_dtype(c, 1), {}, false); }},
+      {"aten::sum.dim_IntList",
+       [](C c) { return ltorch::sum(with_dtype(c, 3), c.int_list(1), c.bool_arg(2)); }},
+      {"aten::mean", [](C c) { return ltorch::mean(with_dtype(c, 1), {}, false); }},
+      {"aten::mean.dim",
+       [](C c) { return ltorch::mean(with_dtype(c, 3), c.int_list(1), c.bool_arg(2)); }},
+      {"aten::amax", [](C c) { return ltorch::amax(c.tensor(0), c.int_list(1), c.bool_arg(2)); }},
+      {"aten::amin", [](C c) { return ltorch::amin(c.tensor(0), c.int_list(1), c.bool_arg(2)); }},
+      // ---- shape ----
+      {"aten::view", [](C c) { return ltorch::view(c.tensor(0), c.int_list(1)); }},
+      {"aten::reshape", [](C c) { return ltorch::reshape(c.tensor(0), c.int_list(1)); }},
+      {"aten::_reshape_alias", [](C c) { return ltorch::reshape(c.tensor(0), c.int_list(1)); }},
+      {"aten::flatten.using_ints",
+       [](C c) { return ltorch::flatten(c.tensor(0), c.int_arg(1), c.int_arg(2)); }},
+      {"aten::transpose.int",
+       [](C c) { return ltorch::transpose(c.tensor(0), c.int_arg(1), c.int_arg(2)); }},
+      {"aten::t", [](C c) {
+         return c.aten(0).dim() < 2 ? c.tensor(0) : ltorch::transpose(c.tensor(0), 0, 1);
+       }},
+      {"aten::permute", [](C c) { return ltorch::permute(c.tensor(0), c.int_list(1)); }},
+      {"aten::unsqueeze", [](C c) { return ltorch::unsqueeze(c.tensor(0), c.int_arg(1)); }},
+      {"aten::squeeze", [](C c) { return ltorch::squeeze(c.tensor(0), Value()); }},
+      {"aten::squeeze.dim", squeeze_dim},
+      {"aten::expand", [](C c) { return ltorch::expand(c.tensor(0), c.int_list(1)); }},
+      {"aten::contiguous", [](C c) { return ltorch::contiguous(c.tensor(0)); }},
+      {"aten::to.dtype", [](C c) { return ltorch::to(c.tensor(0), *c.dtype_arg(1)); }},
+      {"aten::cat", [](C c) { return ltorch::cat(c.tensors(0), c.int_arg(1)); }},
+      {"aten::stack", [](C c) { return ltorch::stack(c.tensors(0), c.int_arg(1)); }},
+      // ---- linear algebra and nn ----
+      {"aten::matmul", [](C c) { return ltorch::matmul(c.tensor(0), c.tensor(1)); }},
+      {"aten::mm", [](C c) { return ltorch::matmul(c.tensor(0), c.tensor(1)); }},
+      {"aten::bmm", [](C c) { return ltorch::matmul(c.tensor(0), c.tensor(1)); }},
+      {"aten::addmm", addmm},
+      {"aten::linear", [](C c) { return ltorch::linear(c.tensor(0), c.tensor(1), c.tensor(2)); }},
+      {"aten::softmax.int", [](C c) { return ltorch::softmax(with_dtype(c, 2), c.int_arg(1)); }},
+      {"aten::_softmax", [](C c) { return ltorch::softmax(c.tensor(0), c.int_arg(1)); }},
+      {"aten::log_softmax.int",
+       [](C c) { return ltorch::log_softmax(with_dtype(c, 2), c.int_arg(1)); }},
+      {"aten::_log_softmax", [](C c) { return ltorch::log_softmax(c.tensor(0), c.int_arg(1)); }},
+      {"aten::layer_norm", [](C c) {
+         return ltorch::layer_norm(c.tensor(0), c.int_list(1), c.tensor(2), c.tensor(3),
+                                   c.double_arg(4));
+       }},
+      // Only the normalized output; its mean and rstd have no ltorch value.
+      {"aten::native_layer_norm", [](C c) {
+         return Value(std::vector<Value>{
+             ltorch::layer_norm(c.tensor(0), c.int_list(1), c.tensor(2), c.tensor(3),
+                                c.double_arg(4)),
+             Value(), Value()});
+       }},
+      {"aten::dropout",
+       [](C c) { return ltorch::dropout(c.tensor(0), c.double_arg(1), c.bool_arg(2)); }},
+      // ---- factories (shape, dtype, device from the eager result) ----
+      {"aten::empty.memory_format",
+       [](C c) { return ltorch::empty(result_shape(c), result_device(c), result_dtype(c)); }},
+      {"aten::empty_like",
+       [](C c) { return ltorch::empty(result_shape(c), result_device(c), result_dtype(c)); }},
+      {"aten::zeros",
+       [](C c) { return ltorch::zeros(result_shape(c), result_device(c), result_dtype(c)); }},
+      {"aten::zeros_like",
+       [](C c) { return ltorch::zeros(result_shape(c), result_device(c), result_dtype(c)); }},
+      {"aten::ones",
+       [](C c) { return ltorch::ones(result_shape(c), result_device(c), result_dtype(c)); }},
+      {"aten::ones_like",
+       [](C c) { return ltorch::ones(result_shape(c), result_device(c), result_dtype(c)); }},
+      {"aten::full", [](C c) {
+         return ltorch::full(result_shape(c), c.scalar(1), result_device(c), result_dtype(c));
+       }},
+      {"aten::full_like", [](C c) {
+         return ltorch::full(result_shape(c), c.scalar(1), result_device(c), result_dtype(c));
+       }},
+      // The functional forms of fill_ and zero_ (fresh tensors only).
+      {"aten::fill.Scalar", [](C c) {
+         return ltorch::full(result_shape(c), c.scalar(1), result_device(c), result_dtype(c));
+       }},
+      {"aten::zero",
+       [](C c) { return ltorch::zeros(result_shape(c), result_device(c), result_dtype(c)); }},
+  };
+  return rows;
+}
+
+#undef UNARY
+#undef BINARY
+
+}  // namespace
+
+const Translation* find_translation(const std::string& name) {
+  const auto& rows = table();
+  auto it = rows.find(name);
+  return it == rows.end() ? nullptr : &it->second;
+}
+
+bool returns_host_value(const std::string& name) {
+  static const std::unordered_map<std::string, bool> host = {
+      {"aten::item", true},          {"aten::_local_scalar_dense", true},
+      {"aten::is_nonzero", true},    {"aten::equal", true},
+      {"aten::allclose", true},      {"aten::is_same_size", true},
+  };
+  return host.count(name) != 0;
+}
+
+std::vector<std::string> translated_ops() {
+  std::vector<std::string> names;
+  for (const auto& [name, fn] : table()) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace thunder::detail
