@@ -5,11 +5,11 @@
 
 #include <ATen/core/grad_mode.h>
 
-#include <chrono>
 #include <iostream>
 
 #include "dispatch.h"
 #include "prologue.h"
+#include "thunder/core/stopwatch.h"
 #include "thunder/core/registry_change.h"
 #include "thunder/frontend/pipeline.h"
 #include "thunder/runtime/autograd_bridge.h"
@@ -32,11 +32,6 @@ void validate(const JitOptions& o) {
 namespace detail {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 struct CacheEntry {
   GuardSignature sig;
@@ -236,10 +231,10 @@ TracedCall JitState::trace_call(TraceFn fn, void* ctx) {
 }
 
 CacheEntry* JitState::compile(TraceFn fn, void* ctx) {
-  const auto t_compile = Clock::now();
+  const Stopwatch compile_time;
   const bool grad_mode = at::GradMode::is_enabled();
   TracedCall traced = trace_call(fn, ctx);
-  const double tracing_ms = ms_since(t_compile);
+  const double tracing_ms = compile_time.ms();
 
   auto entry = std::make_unique<CacheEntry>();
   entry->sig = sig;
@@ -295,7 +290,7 @@ CacheEntry* JitState::compile(TraceFn fn, void* ctx) {
   stats.pass_ms = std::move(ct.pass_ms);
   stats.fusion_regions = ct.fusion_regions;
   stats.compiles++;
-  stats.last_compile_ms = ms_since(t_compile);
+  stats.last_compile_ms = compile_time.ms();
   if (retrace_every_call) entries.clear();
   entries.push_back(std::move(entry));
   stats.cache_entries = static_cast<int64_t>(entries.size());

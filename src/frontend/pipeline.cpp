@@ -2,9 +2,9 @@
 // line). Each pass's trace is recorded as a stage with its name and time.
 #include "thunder/frontend/pipeline.h"
 
-#include <chrono>
 
 #include "thunder/core/error.h"
+#include "thunder/core/stopwatch.h"
 #include "thunder/executors/claim.h"
 #include "thunder/prims/prims.h"
 #include "thunder/transforms/autodiff.h"
@@ -19,12 +19,6 @@ namespace thunder {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
 // The record of one side (forward or backward): each pass's trace and time.
 class Stages {
  public:
@@ -35,9 +29,9 @@ class Stages {
   // Runs `pass` (a callable returning a Trace), records and returns its trace.
   template <typename F>
   Trace run(const std::string& name, F&& pass) {
-    auto t0 = Clock::now();
+    Stopwatch watch;
     Trace t = pass();
-    return add(name, std::move(t), ms_since(t0));
+    return add(name, std::move(t), watch.ms());
   }
 
   Trace add(const std::string& name, Trace t, double ms) {
@@ -128,19 +122,21 @@ ForwardBackward differentiate(Stages& fwd, Stages& bwd, const Trace& t, bool sta
   if (stateless_rng)
     joint.trace = fwd.run("Replace uniform", [&] { return replace_uniform(joint.trace); });
 
-  auto t0 = Clock::now();
+  Stopwatch split;
   ForwardBackward fb = split_forward_backward(joint);
   if (o.strict_saved_for_backward) check_saved_explicitly(joint, fb.saved);
   note_saved(fb.backward, fb.saved);
-  fwd.add("Split forward and backward", fb.forward, ms_since(t0));
-  bwd.keep("Split forward and backward", fb.backward, ms_since(t0));
+  const double split_ms = split.ms();
+  fwd.add("Split forward and backward", fb.forward, split_ms);
+  bwd.keep("Split forward and backward", fb.backward, split_ms);
   // Strict mode saves exactly what the rules saved explicitly: no min-cut.
   if (o.rematerialize && !o.strict_saved_for_backward) {
-    t0 = Clock::now();
+    Stopwatch remat;
     fb = rematerialize(fb);
     note_saved(fb.backward, fb.saved);
-    fwd.add("Rematerialization", fb.forward, ms_since(t0));
-    bwd.keep("Rematerialization", fb.backward, ms_since(t0));
+    const double remat_ms = remat.ms();
+    fwd.add("Rematerialization", fb.forward, remat_ms);
+    bwd.keep("Rematerialization", fb.backward, remat_ms);
     // Recomputed forward values are often what grad rules compute too (sin's
     // rule takes cos(x), cos's takes sin(x)).
     fb.backward = bwd.run("Common Subexpression Elimination", [&] { return cse(fb.backward); });

@@ -193,10 +193,6 @@ int rematerialize_between_regions(std::vector<BoundSymbol>& stmts,
   return recomputed;
 }
 
-}  // namespace thunder
-
-namespace thunder {
-
 Trace rematerialize_regions(const Trace& trace) {
   Trace out = trace.empty_like();
   out.bsyms = trace.bsyms;

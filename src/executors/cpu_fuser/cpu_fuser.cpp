@@ -65,7 +65,6 @@ void run_fallback(const FusionSymbol& f, KernelCall& k) {
 
 void run_fusion(KernelCall& k) {
   const auto& f = static_cast<const FusionSymbol&>(k.symbol());
-  THUNDER_CHECK(f.prepared, "{}: region has no kernel yet (run the fusion_kernels pass)", f.id);
   if (!f.fn) return run_fallback(f, k);
   const size_t nin = f.region.args.size();
   size_t slot = 0;
@@ -244,8 +243,13 @@ class CpuFuser : public Executor {
  public:
   std::string_view name() const override { return "cpu_fuser"; }
   bool can_claim(const BoundSymbol& b) const override { return fusible(b); }
+  // Checked once at lowering, not per call: a region from before the kernels
+  // pass cannot run.
   Kernel kernel(const BoundSymbol& b) const override {
-    return b.sym->is_region ? &run_fusion : nullptr;
+    if (!b.sym->is_region) return nullptr;
+    THUNDER_CHECK(static_cast<const FusionSymbol&>(*b.sym).prepared,
+                  "{}: region has no kernel yet (run the fusion_kernels pass)", b.sym->id);
+    return &run_fusion;
   }
   std::vector<FusionPass> fusion_passes() const override {
     return {
