@@ -3,13 +3,11 @@
 // as possible.
 #pragma once
 
+#include "thunder/core/del_symbol.h"
 #include "thunder/core/trace.h"
 
 namespace thunder {
 
 Trace del_last_used(const Trace& trace);
-
-// The symbol of `del` statements.
-const Symbol& del_symbol();
 
 }  // namespace thunder
