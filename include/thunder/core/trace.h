@@ -41,6 +41,12 @@ class Trace {
 };
 
 std::ostream& operator<<(std::ostream& os, const Trace& t);
+
+// Every statement of a trace with this name is a backward statement
+// (StmtTag::BACKWARD); other traces mark runs of them with these lines.
+inline constexpr const char* kBackwardFnName = "backward";
+inline constexpr const char* kBackwardMarker = "backward:";
+inline constexpr const char* kForwardMarker = "forward:";
 // One statement (and its decomposition as '#' lines), indented by `indent` spaces.
 std::string bsym_str(const BoundSymbol& b, int indent = 0);
 
