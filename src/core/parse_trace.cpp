@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "thunder/core/del_symbol.h"
 #include "thunder/core/error.h"
@@ -117,7 +118,7 @@ class Parser {
   Trace trace() {
     skip_blank();
     Trace t;
-    names_.clear();
+    local_.clear();
     header(t);
     inputs(t);
     body(t);
@@ -189,9 +190,12 @@ class Parser {
       if (tn.name != name)
         fail_at(l.number, "expected the type comment of input {}, found one for {}", name, tn.name);
       if (!c.done()) fail_at(l.number, "unexpected text after the type of {}: '{}'", name, c.excerpt());
-      if (names_.count(name)) fail_at(l.number, "input {} is listed twice", name);
-      auto p = std::make_shared<Proxy>(tn.type);
-      p->name = name;
+      if (local_.count(name)) fail_at(l.number, "input {} is listed twice", name);
+      ProxyPtr p = earlier(name, tn.type, true);
+      if (!p) {
+        p = std::make_shared<Proxy>(tn.type);
+        p->name = name;
+      }
       define(t, p);
       t.inputs.push_back(p);
     }
@@ -219,7 +223,7 @@ class Parser {
           fail_at(l.number, "expected a statement, '# {}' or '# {}' at indentation 2, found '{}'",
                   kBackwardMarker, kForwardMarker, l.text);
         }
-        BoundSymbol b = statement(t, c, {});
+        BoundSymbol b = statement(t, c, {}, in_backward || all_backward);
         if (in_backward || all_backward) b.tags |= static_cast<uint32_t>(StmtTag::BACKWARD);
         t.bsyms.push_back(std::move(b));
         continue;
@@ -242,18 +246,31 @@ class Parser {
                 depth, depth - 1);
       std::vector<const Symbol*> origins = parent->origins;
       origins.push_back(parent->sym);
-      BoundSymbol b = statement(t, c, std::move(origins));
+      BoundSymbol b = statement(t, c, std::move(origins), all_backward || in_backward);
       parent->subsymbols.push_back(std::move(b));
     }
   }
 
+  // Traces of one text share values, as a forward and its backward do in
+  // memory (rematerialize matches saved values by identity): a name an
+  // earlier trace defined with the same type is the same value.
+  ProxyPtr earlier(const std::string& name, const Proxy& type, bool with_requires_grad) {
+    auto it = names_.find(name);
+    if (it == names_.end() || local_.count(name)) return nullptr;
+    const Proxy& p = *it->second;
+    bool same = p.type_str() == type.type_str() && p.tags == type.tags &&
+                (!with_requires_grad || p.requires_grad == type.requires_grad);
+    return same ? it->second : nullptr;
+  }
+
   void define(Trace& t, const ProxyPtr& p) {
     names_[p->name] = p;
+    local_.insert(p->name);
     if (!t.name_taken(p->name)) t.reserve_name(p->name);
   }
 
   // `del a, b`, or `[target = ]symbol(args)[  # type comment]`.
-  BoundSymbol statement(Trace& t, Cursor& c, std::vector<const Symbol*> origins) {
+  BoundSymbol statement(Trace& t, Cursor& c, std::vector<const Symbol*> origins, bool backward) {
     int line = c.line();
     BoundSymbol b;
     b.origins = std::move(origins);
@@ -304,7 +321,7 @@ class Parser {
       while (c.consume(", "));
     }
     if (!c.done()) fail_at(line, "unexpected text after the statement: '{}'", c.excerpt());
-    b.output = bind_outputs(t, target, types, b, line);
+    b.output = bind_outputs(t, target, types, b, backward, line);
     check_meta(b, line);
     return b;
   }
@@ -329,7 +346,7 @@ class Parser {
   // Makes (or, for a name already defined, finds) the proxies a statement
   // assigns, typed by its type comment.
   Value bind_outputs(Trace& t, const Target& target, const std::vector<TypedName>& types,
-                     const BoundSymbol& b, int line) {
+                     const BoundSymbol& b, bool backward, int line) {
     std::vector<std::string> assigned;
     collect_names(target, assigned);
     for (const TypedName& tn : types)
@@ -347,8 +364,14 @@ class Parser {
         fail_at(line, "malformed type comment: no type for {} (expected '# {}: \"...\"')", name,
                 name);
       if (made.count(name)) continue;
+      (void)backward;
+      if (ProxyPtr p = earlier(name, ty->type, false)) {
+        define(t, p);
+        made[name] = p;
+        continue;
+      }
       auto old = names_.find(name);
-      if (old != names_.end()) {
+      if (old != names_.end() && local_.count(name)) {
         // A composite's outputs reappear in its decomposition; a statement may
         // also return one of its inputs. Same name, same value.
         const Proxy& p = *old->second;
@@ -362,6 +385,9 @@ class Parser {
       p->name = name;
       // As tracing sets it (set_grad_metadata): a detached value was made with
       // grad disabled.
+      // (Backward values' requires_grad is an artifact of how rules were
+      // recorded, on placeholders, and nothing reads it: there is no double
+      // backward. The same rule applies to them; it may differ from memory.)
       p->requires_grad = p->is_tensor() && is_float(p->dtype) && args_require_grad &&
                          !p->has_tag(ProxyTag::DETACHED_AUTOGRAD_GRAPH);
       define(t, p);
@@ -415,7 +441,7 @@ class Parser {
 
   const ProxyPtr& lookup(std::string_view name, int line) {
     auto it = names_.find(std::string(name));
-    if (it == names_.end()) fail_at(line, "undefined name '{}'", name);
+    if (it == names_.end() || !local_.count(it->first)) fail_at(line, "undefined name '{}'", name);
     return it->second;
   }
 
@@ -599,7 +625,8 @@ class Parser {
   size_t next_ = 0;
   int end_line_ = 1;
   std::vector<std::string> pending_inputs_;
-  std::unordered_map<std::string, ProxyPtr> names_;
+  std::unordered_map<std::string, ProxyPtr> names_;  // every trace's values so far
+  std::unordered_set<std::string> local_;             // names the current trace defined
 };
 
 }  // namespace

@@ -35,6 +35,8 @@ Trace parse_trace(std::string_view text);
 
 // Every trace in the text, in order (e.g. a forward followed by its backward).
 // Blank lines and lines starting with `;` (FileCheck directives) are skipped.
+// A name that an earlier trace defined with the same type is the same value
+// (a backward's saved inputs are the forward's values, as in memory).
 std::vector<Trace> parse_traces(std::string_view text);
 
 }  // namespace thunder
