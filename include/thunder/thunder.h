@@ -6,6 +6,7 @@
 
 #include "thunder/core/error.h"
 #include "thunder/core/registry_change.h"
+#include "thunder/core/parse_trace.h"
 #include "thunder/core/trace.h"
 #include "thunder/frontend/autograd.h"
 #include "thunder/frontend/autograd_function.h"
@@ -15,6 +16,7 @@
 #include "thunder/frontend/ops.h"
 #include "thunder/frontend/options.h"
 #include "thunder/frontend/pipeline.h"
+#include "thunder/frontend/passes.h"
 #include "thunder/frontend/remat_policy.h"
 #include "thunder/frontend/scalar.h"
 #include "thunder/frontend/tensor.h"

@@ -25,4 +25,13 @@ std::string Proxy::type_str() const {
   return device.str() + " " + std::string(short_name(dtype)) + shape_str(shape);
 }
 
+const char* tag_word(ProxyTag t) {
+  switch (t) {
+    case ProxyTag::DETACHED_AUTOGRAD_GRAPH: return "detached";
+    case ProxyTag::RECOMPUTE_IN_BACKWARD: return "recompute_in_backward";
+    case ProxyTag::SAVED_FOR_BACKWARD: return "saved_for_backward";
+  }
+  return "?";
+}
+
 }  // namespace thunder

@@ -4,20 +4,10 @@
 #include <algorithm>
 #include <sstream>
 
+#include "thunder/core/del_symbol.h"
 #include "thunder/core/error.h"
 
 namespace thunder {
-
-const Symbol& del_symbol() {
-  static const Symbol& s = []() -> const Symbol& {
-    Symbol d;
-    d.id = "del";
-    d.is_prim = true;
-    d.tags = tag_bits({OpTag::DONT_DCE});
-    return symbol_registry().add(std::move(d));
-  }();
-  return s;
-}
 
 std::string Trace::new_name(const std::string& prefix) {
   for (;;) {
@@ -45,13 +35,25 @@ Trace Trace::empty_like() const {
 
 namespace {
 
+// One value's type comment: its type, then what passes read that the type
+// does not say. Tags are printed wherever set; requires_grad only on trace
+// inputs, because a statement's outputs derive it from their arguments (the
+// parser recomputes it as tracing does).
+std::string typed(const Proxy& p, bool with_requires_grad) {
+  std::string s = p.name + ": \"" + p.type_str() + "\"";
+  if (with_requires_grad && p.requires_grad) s += " requires_grad";
+  for (ProxyTag t : kProxyTags)
+    if (p.has_tag(t)) s += std::string(" ") + tag_word(t);
+  return s;
+}
+
 std::string type_comment(const Value& output) {
   std::vector<ProxyPtr> outs;
   output.collect_proxies(outs);
   std::string s;
   for (const auto& p : outs) {
     s += s.empty() ? "  # " : ", ";
-    s += p->name + ": \"" + p->type_str() + "\"";
+    s += typed(*p, false);
   }
   return s;
 }
@@ -86,8 +88,20 @@ std::string Trace::str() const {
   os << "def " << fn_name << "(";
   for (size_t i = 0; i < inputs.size(); ++i) os << (i ? ", " : "") << inputs[i]->name;
   os << "):\n";
-  for (const auto& p : inputs) os << "  # " << p->name << ": \"" << p->type_str() << "\"\n";
-  for (const BoundSymbol& b : bsyms) print_bsym(os, b, 2, false);
+  for (const auto& p : inputs) os << "  # " << typed(*p, true) << "\n";
+  // Every statement of a trace named `backward` is a backward statement
+  // (StmtTag::BACKWARD; the parser tags them all). Elsewhere (a joint trace)
+  // a marker line opens each run of backward statements, and another one
+  // each run of forward statements after them.
+  const bool marks = fn_name != kBackwardFnName;
+  bool in_backward = false;
+  for (const BoundSymbol& b : bsyms) {
+    if (marks && b.sym->id != "del" && b.has_tag(StmtTag::BACKWARD) != in_backward) {
+      in_backward = !in_backward;
+      os << "  # " << (in_backward ? kBackwardMarker : kForwardMarker) << "\n";
+    }
+    print_bsym(os, b, 2, false);
+  }
   os << "  return " << output.str() << "\n";
   return os.str();
 }

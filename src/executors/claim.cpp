@@ -1,5 +1,6 @@
 #include "thunder/executors/claim.h"
 
+#include "thunder/core/del_symbol.h"
 #include "thunder/core/error.h"
 #include "thunder/core/trace.h"
 

@@ -66,11 +66,15 @@ bool requires_grad(const Trace& t) {
 }
 
 // States the saved set on a backward trace (replacing an older statement).
+}  // namespace
+
 void note_saved(Trace& backward, const std::vector<ProxyPtr>& saved) {
   std::erase_if(backward.notes, [](const std::string& n) { return n.starts_with("saved for"); });
   backward.notes.push_back(
       fmt::format("saved for backward: {} bytes in {} values", bytes_of(saved), saved.size()));
 }
+
+namespace {
 
 // Writes into inputs carry values, never autograd history.
 void check_written_values(const Functionalized& f) {

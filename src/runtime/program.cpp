@@ -2,6 +2,7 @@
 
 #include <unordered_map>
 
+#include "thunder/core/del_symbol.h"
 #include "thunder/core/error.h"
 #include "thunder/core/trace.h"
 

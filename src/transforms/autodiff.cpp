@@ -281,6 +281,42 @@ JointTrace autodiff(const Trace& computation) {
   return j;
 }
 
+JointTrace joint_trace_from(const Trace& joint) {
+  JointTrace j;
+  j.trace = joint;
+  for (const ProxyPtr& in : joint.inputs)
+    if (in->is_tensor() && in->requires_grad) j.grad_inputs.push_back(in);
+  THUNDER_CHECK(joint.output.is_list() && joint.output.as_list().size() >= j.grad_inputs.size(),
+                "joint_trace_from: trace {} returns {}, not a list of outputs followed by the {} "
+                "gradients of its inputs that require grad",
+                joint.fn_name, joint.output.str(), j.grad_inputs.size());
+  const auto& results = joint.output.as_list();
+  j.num_outputs = results.size() - j.grad_inputs.size();
+  size_t n_cot = 0;
+  for (size_t i = 0; i < j.num_outputs; ++i)
+    if (results[i].is_tensor() && results[i].proxy()->requires_grad) ++n_cot;
+  THUNDER_CHECK(n_cot <= joint.inputs.size() - j.grad_inputs.size(),
+                "joint_trace_from: trace {} has {} differentiable outputs but too few inputs for "
+                "their cotangents",
+                joint.fn_name, n_cot);
+  size_t next = joint.inputs.size() - n_cot;
+  for (size_t i = 0; i < j.num_outputs; ++i) {
+    bool differentiable = results[i].is_tensor() && results[i].proxy()->requires_grad;
+    if (!differentiable) {
+      j.cotangents.push_back(nullptr);
+      continue;
+    }
+    const ProxyPtr& c = joint.inputs[next++];
+    const Proxy& o = *results[i].proxy();
+    THUNDER_CHECK(c->is_tensor() && !c->requires_grad && c->shape == o.shape && c->dtype == o.dtype,
+                  "joint_trace_from: input {} (\"{}\") cannot be the cotangent of output {} "
+                  "(\"{}\")",
+                  c->name, c->type_str(), o.name, o.type_str());
+    j.cotangents.push_back(c);
+  }
+  return j;
+}
+
 ForwardBackward split_forward_backward(const JointTrace& j) {
   const Trace& joint = j.trace;
   ForwardBackward fb;

@@ -97,6 +97,7 @@ TEST(Functionalize, CompositeWritingItsArgumentIsFlattenedWithItsTags) {
             "def computation(x):\n"
             "  # x: \"cpu f32[3]\"\n"
             "  t0 = prims.abs(x)  # t0: \"cpu f32[3]\"\n"
+            "  # backward:\n"
             "  t1 = prims.neg(t0)  # t1: \"cpu f32[3]\"\n"
             "  t3 = prims.exp(t1)  # t3: \"cpu f32[3]\"\n"
             "  return [t1, t3]\n");

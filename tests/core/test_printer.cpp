@@ -47,7 +47,7 @@ TEST(Printer, Literals) {
   }
   EXPECT_EQ(t.str(),
             "def computation(x, n):\n"
-            "  # x: \"cuda:1 bf16[2, 3]\"\n"
+            "  # x: \"cuda:1 bf16[2, 3]\" requires_grad\n"
             "  # n: \"float\"\n"
             "  t0 = test.show(x, 3, -7, 2.0, 0.1, 1e-05, -0.5, True, False, None, n)"
             "  # t0: \"cpu f32[2]\"\n"
@@ -170,6 +170,53 @@ TEST(Printer, StatementWithoutOutputAndNoneReturn) {
             "  # x: \"cpu f32[1]\"\n"
             "  test.sink(x, 1)\n"
             "  return None\n");
+}
+
+TEST(Printer, ProxyTagsAndRequiresGradOfInputs) {
+  Trace t;
+  {
+    TracingScope s(t);
+    ProxyPtr x = s.ctx().add_tensor_input("x", {2}, DType::f32, Device::cpu(), true);
+    x->tags |= static_cast<uint32_t>(ProxyTag::SAVED_FOR_BACKWARD);
+    s.ctx().grad_enabled = false;
+    Value a = prims::neg(x);
+    s.ctx().grad_enabled = true;
+    a.proxy()->tags |= static_cast<uint32_t>(ProxyTag::RECOMPUTE_IN_BACKWARD);
+    t.output = prims::exp(x);
+  }
+  // requires_grad only on inputs: outputs derive it from their arguments.
+  EXPECT_EQ(t.str(),
+            "def computation(x):\n"
+            "  # x: \"cpu f32[2]\" requires_grad saved_for_backward\n"
+            "  t0 = prims.neg(x)  # t0: \"cpu f32[2]\" detached recompute_in_backward\n"
+            "  t1 = prims.exp(x)  # t1: \"cpu f32[2]\"\n"
+            "  return t1\n");
+}
+
+TEST(Printer, BackwardMarkers) {
+  Trace t;
+  {
+    TracingScope s(t);
+    ProxyPtr x = s.ctx().add_tensor_input("x", {2}, DType::f32, Device::cpu(), false);
+    Value a = prims::neg(x);
+    Value b = prims::exp(a);
+    t.output = prims::sin(b);
+  }
+  t.bsyms[1].tags |= static_cast<uint32_t>(StmtTag::BACKWARD);
+  // A joint trace marks each run of backward statements and the forward run after it.
+  EXPECT_EQ(t.str(),
+            "def computation(x):\n"
+            "  # x: \"cpu f32[2]\"\n"
+            "  t0 = prims.neg(x)  # t0: \"cpu f32[2]\"\n"
+            "  # backward:\n"
+            "  t1 = prims.exp(t0)  # t1: \"cpu f32[2]\"\n"
+            "  # forward:\n"
+            "  t2 = prims.sin(t1)  # t2: \"cpu f32[2]\"\n"
+            "  return t2\n");
+  // In a trace named backward, every statement is a backward statement.
+  t.fn_name = "backward";
+  EXPECT_EQ(t.str().find(":\n"), t.str().find("(x):\n") + 3);
+  EXPECT_EQ(t.str().find("forward:"), std::string::npos);
 }
 
 TEST(Printer, FormatDouble) {

@@ -34,13 +34,13 @@ TEST(Rematerialize, ElementwiseValuesAreRecomputedFromTheInput) {
   EXPECT_EQ(names(r.saved), "x");
   EXPECT_EQ(r.forward.str(),
             "def computation(x):\n"
-            "  # x: \"cpu f32[4]\"\n"
+            "  # x: \"cpu f32[4]\" requires_grad\n"
             "  t2 = prims.sin(x)  # t2: \"cpu f32[4]\"\n"
             "  t6 = prims.exp(t2)  # t6: \"cpu f32[4]\"\n"
             "  return [t6, x]\n");
   EXPECT_EQ(r.backward.str(),
             "def backward(x, g_t6):\n"
-            "  # x: \"cpu f32[4]\"\n"
+            "  # x: \"cpu f32[4]\" requires_grad\n"
             "  # g_t6: \"cpu f32[4]\"\n"
             "  t2 = prims.sin(x)  # t2: \"cpu f32[4]\"\n"
             "  t6 = prims.exp(t2)  # t6: \"cpu f32[4]\"\n"

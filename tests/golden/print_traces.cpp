@@ -3,10 +3,37 @@
 #include <ATen/ATen.h>
 #include <thunder/thunder.h>
 
+#include "thunder/core/parse_trace.h"
+
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 
 using thunder::Tensor;
+
+// Every trace printed here must also read back (print(parse(print(t))) ==
+// print(t)); stages with fusion regions cannot be parsed and are skipped.
+template <typename J>
+void check_round_trip(const J& jfn) {
+  std::vector<thunder::Trace> all = thunder::last_traces(jfn);
+  for (const auto& t : thunder::last_backward_traces(jfn)) all.push_back(t);
+  all.push_back(thunder::last_prologue_trace(jfn));
+  for (const auto& t : all) {
+    bool region = false;
+    for (const auto& b : t.bsyms) region = region || b.sym->index < 0;
+    if (region) continue;
+    std::string again;
+    try {
+      again = thunder::parse_trace(t.str()).str();
+    } catch (const thunder::Error& e) {
+      again = std::string("parse error: ") + e.what();
+    }
+    if (again != t.str()) {
+      std::cerr << "round trip failed for\n" << t << "read back as\n" << again;
+      std::exit(1);
+    }
+  }
+}
 namespace F = thunder::nn::functional;
 
 struct Block : thunder::nn::Module {
@@ -26,6 +53,7 @@ int main(int argc, char** argv) {
     Block block;
     auto jblock = thunder::jit(block, {.executors = {"aten"}, .arg_names = {"x"}});
     jblock(at::randn({4, 8}));
+    check_round_trip(jblock);
     for (const auto& t : thunder::last_traces(jblock)) std::cout << t << "\n";
     std::cout << thunder::last_prologue_trace(jblock);
     return 0;
@@ -36,6 +64,7 @@ int main(int argc, char** argv) {
     };
     auto jfn = thunder::jit(fn, {.executors = {"aten_prims"}, .arg_names = {"x", "mask"}});
     jfn(at::randn({2, 3}), at::rand({3}) > 0.5);
+    check_round_trip(jfn);
     std::cout << thunder::last_traces(jfn).back();
     return 0;
   }
@@ -45,6 +74,7 @@ int main(int argc, char** argv) {
     auto fn = [](const Tensor& x) { return (x.sin() * x.cos() + x.exp()).sum(); };
     auto jfn = thunder::jit(fn, {.arg_names = {"x"}});
     jfn(at::randn({4}).requires_grad_());
+    check_round_trip(jfn);
     auto fwd = thunder::last_traces(jfn);
     auto bwd = thunder::last_backward_traces(jfn);
     using thunder::find_stage;
@@ -81,6 +111,7 @@ int main(int argc, char** argv) {
     auto fn = [](const Tensor& x) { return F::dropout(x, 0.5, true) * 2.0; };
     auto jfn = thunder::jit(fn, {.arg_names = {"x"}});
     jfn(at::randn({2, 3}).requires_grad_());
+    check_round_trip(jfn);
     for (const auto& t : thunder::last_traces(jfn))
       if (thunder::stage_name(t) == "Replace uniform") std::cout << t << "\n";
     std::cout << thunder::last_traces(jfn).back() << "\n";
@@ -97,6 +128,7 @@ int main(int argc, char** argv) {
     };
     auto jfn = thunder::jit(fn, {.arg_names = {"x", "y"}});
     jfn(at::randn({2, 3}), at::randn({1, 3}));
+    check_round_trip(jfn);
     for (const auto& t : thunder::last_traces(jfn)) std::cout << t << "\n";
     return 0;
   }
@@ -109,6 +141,7 @@ int main(int argc, char** argv) {
     auto jfn = thunder::jit(fn, {.executors = {"aten"}, .arg_names = {"a", "b"}});
     at::Tensor x = at::randn({3});
     jfn(x, x);
+    check_round_trip(jfn);
     std::cout << thunder::last_traces(jfn).back() << "\n" << thunder::last_prologue_trace(jfn);
     return 0;
   }

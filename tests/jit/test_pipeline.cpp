@@ -46,7 +46,8 @@ Trace mul_add_exp() {
 
 TEST(Pipeline, RunsAnExecutorsFusionPassesWithoutKnowingIt) {
   PairFuser pair;
-  PipelineOptions o{.executors = {&pair, &executor_by_name("aten")}};
+  PipelineOptions o;
+  o.executors = {&pair, &executor_by_name("aten")};
   CompiledTraces out = run_pipeline(mul_add_exp(), o);
   std::vector<std::string> names;
   for (const Trace& t : out.forward) names.emplace_back(stage_name(t));
@@ -74,7 +75,8 @@ TEST(Pipeline, BackwardPassesAreRecordedAndTimed) {
     ProxyPtr x = s.ctx().add_tensor_input("x", {4}, DType::f32, Device::cpu(), true);
     t.output = prims::exp(prims::mul(x, 2.0));
   }
-  PipelineOptions o{.executors = {&executor_by_name("aten")}};
+  PipelineOptions o;
+  o.executors = {&executor_by_name("aten")};
   CompiledTraces out = run_pipeline(t, o);
   ASSERT_TRUE(out.has_backward());
   EXPECT_EQ(stage_name(out.backward.back()), "Delete Last Used");

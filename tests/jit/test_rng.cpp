@@ -136,7 +136,9 @@ TEST(Rng, DropoutForwardBackward) {
     EXPECT_TRUE(at::equal(x.grad().masked_select(kept), g.masked_select(kept) * scale));
     EXPECT_TRUE(at::allclose(out.aten().detach().masked_select(kept),
                              x.detach().masked_select(kept) * scale));
-    if (call == 1) EXPECT_FALSE(at::equal(kept, previous_mask));
+    if (call == 1) {
+      EXPECT_FALSE(at::equal(kept, previous_mask));
+    }
     previous_mask = kept;
   }
   std::string fwd = last_traces(jfn).back().str();

@@ -27,6 +27,14 @@ enum class ProxyTag : uint32_t {
   SAVED_FOR_BACKWARD = 1u << 2,       // saved explicitly (thunder::save_for_backward): never recomputed
 };
 
+// Every ProxyTag, in printing order, and the word that stands for it after a
+// value's type comment (`# t3: "cpu f32[4]" detached`), so the trace parser
+// reads back what the printer writes.
+inline constexpr ProxyTag kProxyTags[] = {ProxyTag::DETACHED_AUTOGRAD_GRAPH,
+                                          ProxyTag::RECOMPUTE_IN_BACKWARD,
+                                          ProxyTag::SAVED_FOR_BACKWARD};
+const char* tag_word(ProxyTag t);  // "detached", "recompute_in_backward", "saved_for_backward"
+
 struct Proxy {
   enum class Kind : uint8_t { Tensor, Number };
   std::string name;

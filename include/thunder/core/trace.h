@@ -58,11 +58,12 @@ const Trace& find_stage(const std::vector<Trace>& stages, std::string_view pass)
 // (The reference points into `stages`: keep the vector, e.g. last_traces(jfn), alive.)
 const Trace& find_stage(std::vector<Trace>&& stages, std::string_view pass) = delete;
 bool has_stage(const std::vector<Trace>& stages, std::string_view pass);
+// Every statement of a trace with this name is a backward statement
+// (StmtTag::BACKWARD); other traces mark runs of them with these lines.
+inline constexpr const char* kBackwardFnName = "backward";
+inline constexpr const char* kBackwardMarker = "backward:";
+inline constexpr const char* kForwardMarker = "forward:";
 // One statement (and its decomposition as '#' lines), indented by `indent` spaces.
 std::string bsym_str(const BoundSymbol& b, int indent = 0);
-
-// The symbol of `del` statements (del_last_used makes them; the printer, the
-// executor claim and program lowering treat them specially, by this pointer).
-const Symbol& del_symbol();
 
 }  // namespace thunder

@@ -263,7 +263,7 @@ class Jitted {
   template <typename R, typename... A>
   static Value trace_thunk(void* self, const std::vector<Value>& vals) {
     auto* j = static_cast<Jitted*>(self);
-    size_t pos = 0;
+    [[maybe_unused]] size_t pos = 0;  // unread when A is empty
     std::tuple<A...> args{detail::rebuild<A>(vals, pos)...};
     R r = std::apply(j->fn_, std::move(args));
     std::vector<Value> flat;

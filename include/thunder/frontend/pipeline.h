@@ -57,4 +57,7 @@ CompiledTraces run_pipeline(Trace computation, const PipelineOptions& options);
 // Bytes of a set of values (tensor numel x item size).
 int64_t bytes_of(const std::vector<ProxyPtr>& values);
 
+// Replaces the backward's "saved for backward: N bytes in K values" note.
+void note_saved(Trace& backward, const std::vector<ProxyPtr>& saved);
+
 }  // namespace thunder

@@ -63,6 +63,16 @@ struct JointTrace {
 };
 JointTrace autodiff(const Trace& computation);
 
+// The JointTrace of a joint trace read back from text (parse_trace): its
+// structure says everything the split needs. The grad inputs are the tensor
+// inputs that require grad (autodiff differentiates exactly those), so the
+// first `output.size() - grad_inputs.size()` results are the forward outputs;
+// each of them that is a tensor requiring grad has a cotangent, and the
+// cotangents are the last inputs, in that order. rule_saved (strict mode's
+// bookkeeping) is not printed and comes back empty. Throws thunder::Error if
+// the trace is not shaped like a joint trace.
+JointTrace joint_trace_from(const Trace& joint);
+
 struct ForwardBackward {
   Trace forward;   // returns [flat outputs..., saved...]
   Trace backward;  // backward(saved..., cotangents...) -> [grads of grad_inputs]

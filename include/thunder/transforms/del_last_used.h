@@ -3,12 +3,11 @@
 // as possible.
 #pragma once
 
+#include "thunder/core/del_symbol.h"
 #include "thunder/core/trace.h"
 
 namespace thunder {
 
 Trace del_last_used(const Trace& trace);
-
-// del_symbol(), the symbol of `del` statements, is in thunder/core/trace.h.
 
 }  // namespace thunder

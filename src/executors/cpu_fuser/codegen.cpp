@@ -578,7 +578,7 @@ class Generator {
       range = numel(shape);
       idx = shape.empty() && !flat_ ? Idx{} : Idx{"i"};
       if (!idx.empty() && offset(*outs[0], idx) == "i")
-        tile_ = {.index = "i", .local = "i - t", .begin = "t", .end = "te", .size = kTile};
+        tile_ = {.index = "i", .local = "i - t", .begin = "t", .end = "te", .size = kTile, .code = {}};
     } else {
       range = numel(Shape(shape.begin(), shape.end() - 1));
       idx = open_outer_loop(shape, shape.size() - 1);
@@ -591,7 +591,8 @@ class Generator {
                  .local = "j",
                  .begin = begin,
                  .end = fmt::format("({} + {})", begin, shape.back()),
-                 .size = shape.back()};
+                 .size = shape.back(),
+                 .code = {}};
       }
     }
     loops_.push_back({body_.size(), indent_, rows ? "j" : "i"});
