@@ -18,7 +18,8 @@ int64_t bytes(const thunder::ProxyPtr& p) {
   return p->is_tensor() ? p->numel() * thunder::item_size(p->dtype) : 8;
 }
 
-void collect(const thunder::BoundSymbol& b, bool in_region, std::vector<const thunder::BoundSymbol*>& out) {
+void collect(const thunder::BoundSymbol& b, bool in_region,
+             std::vector<const thunder::BoundSymbol*>& out) {
   bool region = b.sym->is_region;
   if (region) {
     for (const auto& s : b.subsymbols) collect(s, true, out);
@@ -51,9 +52,10 @@ void report(const char* what, const thunder::Trace& t, bool print) {
   }
   int64_t dups = 0;
   for (const auto& [k, names] : outs_by_key) dups += static_cast<int64_t>(names.size()) - 1;
-  std::printf("%-14s regions %3lld  region reads %9.1f KB  region writes %9.1f KB  duplicates %lld\n",
-              what, static_cast<long long>(regions), in_bytes / 1024.0, out_bytes / 1024.0,
-              static_cast<long long>(dups));
+  std::printf(
+      "%-14s regions %3lld  region reads %9.1f KB  region writes %9.1f KB  duplicates %lld\n", what,
+      static_cast<long long>(regions), in_bytes / 1024.0, out_bytes / 1024.0,
+      static_cast<long long>(dups));
 }
 
 template <typename J, typename... Args>

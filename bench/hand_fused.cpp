@@ -5,8 +5,7 @@
 #include <cmath>
 
 // The gelu(x * w + b) * sigmoid(x) + tanh(x) chain as one loop.
-void hand_fused_gelu_chain(const float* x, const float* w, const float* b, float* out,
-                           int64_t n) {
+void hand_fused_gelu_chain(const float* x, const float* w, const float* b, float* out, int64_t n) {
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) {
     float h = x[i] * w[i] + b[i];

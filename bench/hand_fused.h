@@ -5,8 +5,7 @@
 #include <cstdint>
 
 // Scalar libm calls (the loop as usually written, with the kernels' flags).
-void hand_fused_gelu_chain(const float* x, const float* w, const float* b, float* out,
-                           int64_t n);
+void hand_fused_gelu_chain(const float* x, const float* w, const float* b, float* out, int64_t n);
 // The same loop under -ffast-math: vectorised with glibc's libmvec.
 void hand_fused_gelu_chain_fast_math(const float* x, const float* w, const float* b, float* out,
                                      int64_t n);

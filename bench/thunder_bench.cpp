@@ -2,13 +2,13 @@
 // by side, from one process. Numbers are printed, never asserted.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <thunder/thunder.h>
-
 #include <fmt/format.h>
-#include <torch/csrc/api/include/torch/version.h>
-
 #include <spawn.h>
 #include <sys/wait.h>
+#include <thunder/executors/cpu_fuser.h>
+#include <thunder/runtime/memory_meter.h>
+#include <thunder/thunder.h>
+#include <torch/csrc/api/include/torch/version.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -18,9 +18,6 @@
 #include <filesystem>
 #include <string>
 #include <vector>
-
-#include <thunder/executors/cpu_fuser.h>
-#include <thunder/runtime/memory_meter.h>
 
 #include "bench_util.h"
 #include "hand_fused.h"
@@ -82,12 +79,13 @@ void fused_elementwise_chain() {
   const float *px = x.data_ptr<float>(), *pw = w.data_ptr<float>(), *pb = b.data_ptr<float>();
   hand_fused_gelu_chain(px, pw, pb, hand.data_ptr<float>(), n);
   hand_fused_gelu_chain_fast_math(px, pw, pb, fast.data_ptr<float>(), n);
-  double eager = time_us([&] { at::Tensor r = at::gelu(x * w + b) * at::sigmoid(x) + at::tanh(x); }, 5);
+  double eager =
+      time_us([&] { at::Tensor r = at::gelu(x * w + b) * at::sigmoid(x) + at::tanh(x); }, 5);
   double jitted = time_us([&] { Tensor r = jfn(x, w, b); }, 5);
   // The hand loops write into a preallocated output (their best case).
   double scalar = time_us([&] { hand_fused_gelu_chain(px, pw, pb, hand.data_ptr<float>(), n); }, 5);
-  double vector = time_us(
-      [&] { hand_fused_gelu_chain_fast_math(px, pw, pb, fast.data_ptr<float>(), n); }, 5);
+  double vector =
+      time_us([&] { hand_fused_gelu_chain_fast_math(px, pw, pb, fast.data_ptr<float>(), n); }, 5);
   thunder::bench::header();
   row("libtorch eager vs jit (cpu_fuser)", eager, jitted);
   row("hand-fused, scalar libm vs jit", scalar, jitted);
@@ -125,10 +123,12 @@ void bandwidth_bound_chain() {
   at::Tensor dst = at::empty_like(x);
   double copy_pre =
       time_us([&] { hand_copy(x.data_ptr<float>(), dst.data_ptr<float>(), n); }, iters);
-  double copy_fresh = time_us([&] {
-    at::Tensor r = at::empty_like(x);
-    hand_copy(x.data_ptr<float>(), r.data_ptr<float>(), n);
-  }, iters);
+  double copy_fresh = time_us(
+      [&] {
+        at::Tensor r = at::empty_like(x);
+        hand_copy(x.data_ptr<float>(), r.data_ptr<float>(), n);
+      },
+      iters);
   double aten_copy = time_us([&] { dst.copy_(x); }, iters);
   double aten_clone = time_us([&] { at::Tensor r = x.clone(); }, iters);
   const double bytes = 2.0 * n * sizeof(float);  // read + write
@@ -145,9 +145,10 @@ void bandwidth_bound_chain() {
   bw("at::Tensor::clone (fresh output)", aten_clone);
   bw("relu(x*a+b) eager", eager);
   bw("relu(x*a+b) jit", jitted);
-  std::printf("jit bandwidth: %.0f%% of preallocated copy, %.0f%% of fresh-output copy "
-              "(target >= 70%%); max abs diff vs eager %.3g\n",
-              100.0 * copy_pre / jitted, 100.0 * copy_fresh / jitted, diff);
+  std::printf(
+      "jit bandwidth: %.0f%% of preallocated copy, %.0f%% of fresh-output copy "
+      "(target >= 70%%); max abs diff vs eager %.3g\n",
+      100.0 * copy_pre / jitted, 100.0 * copy_fresh / jitted, diff);
   // Whether jit's results came from fresh memory or from its buffer pool.
   thunder::CompileStats cs = thunder::compile_stats(jfn);
   std::printf("jit memory plan: %lld buffer reuses, %.0f MB idle buffers kept\n",
@@ -171,8 +172,18 @@ void fwd_bwd_row(const char* name, std::vector<at::Tensor> leaves, Eager&& eager
   auto zero = [&] {
     for (auto& p : leaves) p.mutable_grad() = at::Tensor();
   };
-  double e = time_us([&] { zero(); eager().backward(); }, iters, reps);
-  double j = time_us([&] { zero(); jitted().backward(); }, iters, reps);
+  double e = time_us(
+      [&] {
+        zero();
+        eager().backward();
+      },
+      iters, reps);
+  double j = time_us(
+      [&] {
+        zero();
+        jitted().backward();
+      },
+      iters, reps);
   row(std::string(name) + ": fwd+bwd", e, j);
   int64_t se = saved_bytes(eager), sj = saved_bytes(jitted);
   // Bytes below 1 KB (a replayed draw saves a 16-byte seed and offset).
@@ -197,9 +208,10 @@ void gelu_chain_fwd_bwd() {
     return F::gelu(x * w + b) * thunder::sigmoid(x) + thunder::tanh(x);
   };
   auto jfn = thunder::jit(chain);
-  fwd_bwd_row("gelu chain 16M", {x, w, b},
-              [&] { return (at::gelu(x * w + b) * at::sigmoid(x) + at::tanh(x)).sum(); },
-              [&] { return jfn(x, w, b).sum().aten(); }, 3);
+  fwd_bwd_row(
+      "gelu chain 16M", {x, w, b},
+      [&] { return (at::gelu(x * w + b) * at::sigmoid(x) + at::tanh(x)).sum(); },
+      [&] { return jfn(x, w, b).sum().aten(); }, 3);
 }
 
 // Softmax cross-entropy over a 32000-word vocabulary: every tensor here is
@@ -212,9 +224,9 @@ void softmax_cross_entropy() {
   auto jce = thunder::jit([](const Tensor& logits, const Tensor& targets) {
     return F::cross_entropy(logits, targets);
   });
-  fwd_bwd_row("cross_entropy 4096x32000", {logits},
-              [&] { return at::cross_entropy_loss(logits, targets); },
-              [&] { return jce(logits, targets).aten(); }, 1, 3);
+  fwd_bwd_row(
+      "cross_entropy 4096x32000", {logits}, [&] { return at::cross_entropy_loss(logits, targets); },
+      [&] { return jce(logits, targets).aten(); }, 1, 3);
 }
 
 // Each model eager and jitted, with rematerialization off (save what the
@@ -231,15 +243,17 @@ void models_fwd_bwd() {
   mlp.train();
   at::Tensor x = at::randn({4096, 1024});
   auto jmlp = thunder::jit(mlp);
-  fwd_bwd_row("MLP 4096x1024->4096 p=0.1, remat on", mlp.parameters(),
-              [&] { return mlp.reference(x).sum(); }, [&] { return jmlp(x).sum().aten(); }, 1, 3);
+  fwd_bwd_row(
+      "MLP 4096x1024->4096 p=0.1, remat on", mlp.parameters(),
+      [&] { return mlp.reference(x).sum(); }, [&] { return jmlp(x).sum().aten(); }, 1, 3);
   thunder::models::GPTBlock gpt(/*vocab=*/512, /*C=*/256, /*heads=*/8);
   at::Tensor idx = at::randint(0, 512, {8, 128}), tgt = at::randint(0, 512, {8, 128});
   for (bool remat : {false, true}) {
     auto jgpt = thunder::jit(gpt, {.rematerialize = remat});
-    fwd_bwd_row(remat ? "GPT block B8 T128 C256, remat on" : "GPT block B8 T128 C256, remat off",
-                gpt.parameters(), [&] { return gpt.reference(idx, tgt); },
-                [&] { return jgpt(idx, tgt).aten(); }, 5);
+    fwd_bwd_row(
+        remat ? "GPT block B8 T128 C256, remat on" : "GPT block B8 T128 C256, remat off",
+        gpt.parameters(), [&] { return gpt.reference(idx, tgt); },
+        [&] { return jgpt(idx, tgt).aten(); }, 5);
   }
 }
 
@@ -361,7 +375,12 @@ void random_draws() {
   std::printf("\n== Random draws (eager libtorch vs jit with uniform_philox) ==\n");
   thunder::bench::header();
   auto jrand = thunder::jit([] { return thunder::rand({1024, 1024}); });
-  row("rand 1024x1024", time_us([] { at::Tensor r = at::rand({1024, 1024}); }, 50),
+  row("rand 1024x1024",
+      time_us(
+          [] {
+            at::Tensor r = at::rand({1024, 1024});
+          },
+          50),
       time_us([&] { Tensor r = jrand(); }, 50));
   auto jrand16m = thunder::jit([] { return thunder::rand({16 << 20}); });
   row("rand 16M", time_us([] { at::Tensor r = at::rand({16 << 20}); }, 5),
@@ -371,8 +390,9 @@ void random_draws() {
   auto drop = [](const Tensor& x) { return F::dropout(x, 0.9, true); };
   auto eager = [&] { return at::dropout(x, 0.9, true).sum(); };
   auto jdrop = thunder::jit(drop);
-  fwd_bwd_row("dropout p=0.9 1024x1024 (replay mask)", {x}, eager,
-              [&] { return jdrop(x).sum().aten(); }, 20);
+  fwd_bwd_row(
+      "dropout p=0.9 1024x1024 (replay mask)", {x}, eager, [&] { return jdrop(x).sum().aten(); },
+      20);
   // Without the sum: the backward's gradient is a given tensor.
   at::Tensor g = at::ones({1024, 1024});
   auto zero = [&] { x.mutable_grad() = at::Tensor(); };
@@ -386,14 +406,16 @@ void random_draws() {
   };
   row("dropout p=0.9 1024x1024, no sum: fwd+bwd", time_us(eager_g, 20, 5), time_us(jit_g, 20, 5));
   auto jstateful = thunder::jit(drop, {.disable_replace_uniform = true});
-  fwd_bwd_row("dropout (disable_replace_uniform)", {x}, eager,
-              [&] { return jstateful(x).sum().aten(); }, 20);
+  fwd_bwd_row(
+      "dropout (disable_replace_uniform)", {x}, eager, [&] { return jstateful(x).sum().aten(); },
+      20);
   {  // scoped: the rows after this one run with dropout's own tags
     auto tagged =
         thunder::scoped_add_tags("ltorch.dropout", {thunder::OpTag::DONT_RECOMPUTE_IN_BACKWARD});
     auto jsaved = thunder::jit(drop);
-    fwd_bwd_row("dropout (DONT_RECOMPUTE_IN_BACKWARD)", {x}, eager,
-                [&] { return jsaved(x).sum().aten(); }, 20);
+    fwd_bwd_row(
+        "dropout (DONT_RECOMPUTE_IN_BACKWARD)", {x}, eager, [&] { return jsaved(x).sum().aten(); },
+        20);
   }
 }
 
@@ -405,7 +427,8 @@ int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--compile-child") return compile_child(argv[2]);
   thunder::MemoryMeter::install();
   at::set_num_threads(1);
-  std::printf("thunder-cpp benchmarks (libtorch %d.%d, 1 intra-op thread)\n", TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR);
+  std::printf("thunder-cpp benchmarks (libtorch %d.%d, 1 intra-op thread)\n", TORCH_VERSION_MAJOR,
+              TORCH_VERSION_MINOR);
   auto wanted = [&](const char* name) {
     if (argc < 2) return true;
     for (int i = 1; i < argc; ++i)

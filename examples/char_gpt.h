@@ -18,7 +18,13 @@ struct CharGPTBlock : nn::Module {
   nn::LayerNorm ln1, ln2;
   nn::Linear qkv, proj, fc, fc_out;
   CharGPTBlock(int64_t c, int64_t n_heads)
-      : C(c), heads(n_heads), ln1(c), ln2(c), qkv(c, 3 * c), proj(c, c), fc(c, 4 * c),
+      : C(c),
+        heads(n_heads),
+        ln1(c),
+        ln2(c),
+        qkv(c, 3 * c),
+        proj(c, c),
+        fc(c, 4 * c),
         fc_out(4 * c, c) {
     register_module("ln1", ln1);
     register_module("qkv", qkv);

@@ -27,8 +27,8 @@ constexpr int kSteps = 200, kWarmup = 5;
 
 struct Corpus {
   std::string text;
-  std::string vocab;    // the distinct characters, sorted
-  at::Tensor ids;       // the text as vocabulary indices
+  std::string vocab;  // the distinct characters, sorted
+  at::Tensor ids;     // the text as vocabulary indices
 };
 
 Corpus load_corpus() {
@@ -114,19 +114,21 @@ int main() {
   thunder::models::CharGPT jit_model(V, kContext, kDim, kHeads, kLayers);  // same weights
   auto jloss = thunder::jit(jit_model);
 
-  std::printf("thunder-cpp demo: character-level GPT (%lld layers, d=%lld, %lld heads, context "
-              "%lld, vocabulary %lld) on %zu characters of bundled text; batch %lld, AdamW, %d "
-              "steps\n\n",
-              static_cast<long long>(kLayers), static_cast<long long>(kDim),
-              static_cast<long long>(kHeads), static_cast<long long>(kContext),
-              static_cast<long long>(V), corpus.text.size(), static_cast<long long>(kBatch),
-              kSteps);
-  Run eager = train(eager_model, [&](auto& a, auto& b) { return eager_model.forward(a, b); },
-                    batches);
-  Run jit = train(jit_model, [&](auto& a, auto& b) { return jloss(a, b); }, batches);
+  std::printf(
+      "thunder-cpp demo: character-level GPT (%lld layers, d=%lld, %lld heads, context "
+      "%lld, vocabulary %lld) on %zu characters of bundled text; batch %lld, AdamW, %d "
+      "steps\n\n",
+      static_cast<long long>(kLayers), static_cast<long long>(kDim), static_cast<long long>(kHeads),
+      static_cast<long long>(kContext), static_cast<long long>(V), corpus.text.size(),
+      static_cast<long long>(kBatch), kSteps);
+  Run eager = train(
+      eager_model, [&](auto& a, auto& b) { return eager_model.forward(a, b); }, batches);
+  Run jit = train(
+      jit_model, [&](auto& a, auto& b) { return jloss(a, b); }, batches);
 
   std::printf("%6s %12s %12s\n", "step", "eager loss", "jit loss");
-  for (int s = 0; s < kSteps; s += 20) std::printf("%6d %12.4f %12.4f\n", s, eager.losses[s], jit.losses[s]);
+  for (int s = 0; s < kSteps; s += 20)
+    std::printf("%6d %12.4f %12.4f\n", s, eager.losses[s], jit.losses[s]);
   std::printf("%6d %12.4f %12.4f\n\n", kSteps - 1, eager.losses.back(), jit.losses.back());
 
   std::printf("%-34s %12s %12s %9s\n", "", "eager", "jit", "eager/jit");
@@ -143,9 +145,10 @@ int main() {
   auto fwd = thunder::last_traces(jloss), bwd = thunder::last_backward_traces(jloss);
   write_traces(fwd, "forward");
   write_traces(bwd, "backward");
-  std::printf("\nFinal backward trace (first lines; all %zu forward and %zu backward stages are in "
-              "build/demo/):\n\n",
-              fwd.size(), bwd.size());
+  std::printf(
+      "\nFinal backward trace (first lines; all %zu forward and %zu backward stages are in "
+      "build/demo/):\n\n",
+      fwd.size(), bwd.size());
   std::istringstream lines(bwd.back().str());
   std::string line;
   for (int i = 0; i < 25 && std::getline(lines, line); ++i) std::printf("%s\n", line.c_str());

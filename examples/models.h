@@ -37,8 +37,17 @@ struct GPTBlock : nn::Module {
   nn::LayerNorm ln1, ln2, ln_f;
   nn::Linear qkv, proj, fc, fc_out, lm_head;
   GPTBlock(int64_t vocab, int64_t c, int64_t n_heads)
-      : C(c), heads(n_heads), wte(vocab, c), ln1(c), ln2(c), ln_f(c), qkv(c, 3 * c),
-        proj(c, c), fc(c, 4 * c), fc_out(4 * c, c), lm_head(c, vocab, false) {
+      : C(c),
+        heads(n_heads),
+        wte(vocab, c),
+        ln1(c),
+        ln2(c),
+        ln_f(c),
+        qkv(c, 3 * c),
+        proj(c, c),
+        fc(c, 4 * c),
+        fc_out(4 * c, c),
+        lm_head(c, vocab, false) {
     register_module("wte", wte);
     register_module("ln1", ln1);
     register_module("qkv", qkv);

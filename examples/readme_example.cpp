@@ -1,5 +1,6 @@
 #include <ATen/ATen.h>
 #include <thunder/thunder.h>
+
 #include <iostream>
 
 using thunder::Tensor;
@@ -13,10 +14,10 @@ int main() {
   auto jfn = thunder::jit(fn, {.arg_names = {"x", "w", "scale"}});
 
   at::Tensor x = at::randn({2, 4}), w = at::randn({3, 4});
-  Tensor y = jfn(x, w, thunder::Scalar(0.5));    // traces, compiles, runs
-  y = jfn(x, w, thunder::Scalar(2.0));           // cache hit: no recompile for a Scalar
+  Tensor y = jfn(x, w, thunder::Scalar(0.5));  // traces, compiles, runs
+  y = jfn(x, w, thunder::Scalar(2.0));         // cache hit: no recompile for a Scalar
 
   std::cout << thunder::last_traces(jfn).front();  // the trace, as a program
-  std::cout << "hits " << thunder::cache_hits(jfn) << ", misses "
-            << thunder::cache_misses(jfn) << "\n";
+  std::cout << "hits " << thunder::cache_hits(jfn) << ", misses " << thunder::cache_misses(jfn)
+            << "\n";
 }

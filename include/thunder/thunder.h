@@ -5,8 +5,8 @@
 #include <ATen/core/grad_mode.h>
 
 #include "thunder/core/error.h"
-#include "thunder/core/registry_change.h"
 #include "thunder/core/parse_trace.h"
+#include "thunder/core/registry_change.h"
 #include "thunder/core/trace.h"
 #include "thunder/frontend/autograd.h"
 #include "thunder/frontend/autograd_function.h"
@@ -15,8 +15,8 @@
 #include "thunder/frontend/nn.h"
 #include "thunder/frontend/ops.h"
 #include "thunder/frontend/options.h"
-#include "thunder/frontend/pipeline.h"
 #include "thunder/frontend/passes.h"
+#include "thunder/frontend/pipeline.h"
 #include "thunder/frontend/remat_policy.h"
 #include "thunder/frontend/scalar.h"
 #include "thunder/frontend/tensor.h"

@@ -5,14 +5,14 @@
 namespace thunder {
 
 std::string_view short_name(DType d) {
-  static constexpr std::string_view names[] = {"b8", "u8",  "i8",   "i16", "i32",
+  static constexpr std::string_view names[] = {"b8",  "u8",  "i8",   "i16", "i32",
                                                "i64", "f16", "bf16", "f32", "f64"};
   return names[static_cast<int>(d)];
 }
 
 std::string_view long_name(DType d) {
-  static constexpr std::string_view names[] = {"bool",  "uint8",   "int8",     "int16",
-                                               "int32", "int64",   "float16",  "bfloat16",
+  static constexpr std::string_view names[] = {"bool",    "uint8",  "int8",    "int16",
+                                               "int32",   "int64",  "float16", "bfloat16",
                                                "float32", "float64"};
   return names[static_cast<int>(d)];
 }

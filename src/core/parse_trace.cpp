@@ -189,7 +189,8 @@ class Parser {
       TypedName tn = typed_name(c, true);
       if (tn.name != name)
         fail_at(l.number, "expected the type comment of input {}, found one for {}", name, tn.name);
-      if (!c.done()) fail_at(l.number, "unexpected text after the type of {}: '{}'", name, c.excerpt());
+      if (!c.done())
+        fail_at(l.number, "unexpected text after the type of {}: '{}'", name, c.excerpt());
       if (local_.count(name)) fail_at(l.number, "input {} is listed twice", name);
       ProxyPtr p = earlier(name, tn.type, true);
       if (!p) {
@@ -212,7 +213,8 @@ class Parser {
       if (indent == 2) {
         if (c.consume("return ")) {
           t.output = value(c);
-          if (!c.done()) fail_at(l.number, "unexpected text after the returned value: '{}'", c.excerpt());
+          if (!c.done())
+            fail_at(l.number, "unexpected text after the returned value: '{}'", c.excerpt());
           return;
         }
         if (c.consume("# ")) {
@@ -402,8 +404,10 @@ class Parser {
   }
   static Value target_value(const Target& t, std::unordered_map<std::string, ProxyPtr>& made) {
     switch (t.kind) {
-      case Target::Kind::None: return Value();
-      case Target::Kind::Name: return Value(made.at(t.name));
+      case Target::Kind::None:
+        return Value();
+      case Target::Kind::Name:
+        return Value(made.at(t.name));
       case Target::Kind::List: {
         std::vector<Value> l;
         for (const Target& i : t.items) l.push_back(target_value(i, made));
@@ -626,7 +630,7 @@ class Parser {
   int end_line_ = 1;
   std::vector<std::string> pending_inputs_;
   std::unordered_map<std::string, ProxyPtr> names_;  // every trace's values so far
-  std::unordered_set<std::string> local_;             // names the current trace defined
+  std::unordered_set<std::string> local_;            // names the current trace defined
 };
 
 }  // namespace

@@ -27,9 +27,12 @@ std::string Proxy::type_str() const {
 
 const char* tag_word(ProxyTag t) {
   switch (t) {
-    case ProxyTag::DETACHED_AUTOGRAD_GRAPH: return "detached";
-    case ProxyTag::RECOMPUTE_IN_BACKWARD: return "recompute_in_backward";
-    case ProxyTag::SAVED_FOR_BACKWARD: return "saved_for_backward";
+    case ProxyTag::DETACHED_AUTOGRAD_GRAPH:
+      return "detached";
+    case ProxyTag::RECOMPUTE_IN_BACKWARD:
+      return "recompute_in_backward";
+    case ProxyTag::SAVED_FOR_BACKWARD:
+      return "saved_for_backward";
   }
   return "?";
 }

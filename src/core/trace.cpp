@@ -134,7 +134,8 @@ const Trace& find_stage(const std::vector<Trace>& stages, std::string_view pass)
   for (const Trace& t : stages)
     if (stage_name(t) == pass) return t;
   std::string names;
-  for (const Trace& t : stages) names += fmt::format("{}'{}'", names.empty() ? "" : ", ", stage_name(t));
+  for (const Trace& t : stages)
+    names += fmt::format("{}'{}'", names.empty() ? "" : ", ", stage_name(t));
   fail("find_stage: no stage made by '{}' (stages: {})", pass, names);
 }
 

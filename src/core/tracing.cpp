@@ -127,4 +127,3 @@ Value call_symbol(const Symbol& sym, std::vector<Value> args) {
 }
 
 }  // namespace thunder
-

@@ -43,42 +43,58 @@ std::string format_double(double d) {
 
 double Value::to_double() const {
   switch (kind()) {
-    case Kind::Bool: return as_bool() ? 1.0 : 0.0;
-    case Kind::Int: return static_cast<double>(as_int());
-    case Kind::Double: return as_double();
-    default: fail("Value: {} is not a number literal", str());
+    case Kind::Bool:
+      return as_bool() ? 1.0 : 0.0;
+    case Kind::Int:
+      return static_cast<double>(as_int());
+    case Kind::Double:
+      return as_double();
+    default:
+      fail("Value: {} is not a number literal", str());
   }
 }
 
 DType Value::number_dtype() const {
   switch (kind()) {
-    case Kind::Bool: return DType::b8;
-    case Kind::Int: return DType::i64;
-    case Kind::Double: return DType::f64;
+    case Kind::Bool:
+      return DType::b8;
+    case Kind::Int:
+      return DType::i64;
+    case Kind::Double:
+      return DType::f64;
     case Kind::Proxy:
       if (proxy()->is_number()) return proxy()->dtype;
       break;
-    default: break;
+    default:
+      break;
   }
   fail("Value: {} is not a number", str());
 }
 
 std::string Value::str() const {
   switch (kind()) {
-    case Kind::None: return "None";
-    case Kind::Bool: return as_bool() ? "True" : "False";
-    case Kind::Int: return std::to_string(as_int());
-    case Kind::Double: return format_double(as_double());
-    case Kind::String: return "'" + as_string() + "'";
-    case Kind::DType: return "dtypes." + std::string(long_name(as_dtype()));
-    case Kind::Device: return "devices.Device(\"" + as_device().str() + "\")";
+    case Kind::None:
+      return "None";
+    case Kind::Bool:
+      return as_bool() ? "True" : "False";
+    case Kind::Int:
+      return std::to_string(as_int());
+    case Kind::Double:
+      return format_double(as_double());
+    case Kind::String:
+      return "'" + as_string() + "'";
+    case Kind::DType:
+      return "dtypes." + std::string(long_name(as_dtype()));
+    case Kind::Device:
+      return "devices.Device(\"" + as_device().str() + "\")";
     case Kind::IntList: {
       const auto& l = as_int_list();
       std::string s = "(";
       for (size_t i = 0; i < l.size(); ++i) s += (i ? ", " : "") + std::to_string(l[i]);
       return s + (l.size() == 1 ? ",)" : ")");
     }
-    case Kind::Proxy: return proxy()->name;
+    case Kind::Proxy:
+      return proxy()->name;
     case Kind::List: {
       std::string s = "[";
       const auto& l = as_list();

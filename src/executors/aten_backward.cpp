@@ -31,7 +31,8 @@ void register_backward() {
   THUNDER_KERNEL("ltorch.cross_entropy_backward", {
     const at::Tensor &lp = k.tensor(1), &t = k.tensor(2);
     at::Tensor total = t.ne(-100).sum().to(lp.scalar_type());
-    at::Tensor glp = at::nll_loss_backward(k.tensor(0), lp, t, {}, at::Reduction::Mean, -100, total);
+    at::Tensor glp =
+        at::nll_loss_backward(k.tensor(0), lp, t, {}, at::Reduction::Mean, -100, total);
     k.set_output(0, at::_log_softmax_backward_data(glp, lp, 1, lp.scalar_type()));
   });
   THUNDER_KERNEL("ltorch.embedding_backward", {

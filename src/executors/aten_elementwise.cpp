@@ -8,9 +8,15 @@ at::Tensor T(const KernelCall& k, size_t i) { return tensor_or_wrapped(k, i); }
 }  // namespace
 
 void register_elementwise() {
-#define UNARY(name, expr)                                                        \
-  THUNDER_KERNEL("prims." #name, { const at::Tensor& a = k.tensor(0); k.set_output(0, expr); }); \
-  THUNDER_KERNEL("ltorch." #name, { const at::Tensor& a = k.tensor(0); k.set_output(0, expr); })
+#define UNARY(name, expr)              \
+  THUNDER_KERNEL("prims." #name, {     \
+    const at::Tensor& a = k.tensor(0); \
+    k.set_output(0, expr);             \
+  });                                  \
+  THUNDER_KERNEL("ltorch." #name, {    \
+    const at::Tensor& a = k.tensor(0); \
+    k.set_output(0, expr);             \
+  })
   UNARY(neg, at::neg(a));
   UNARY(abs, at::abs(a));
   UNARY(exp, at::exp(a));
@@ -32,12 +38,12 @@ void register_elementwise() {
 
   // Binary ops: the Scalar overload when the number is on the right (as user
   // code `x * 2.0` calls it), else wrapped numbers.
-#define BINARY(id, fn)                                                     \
-  THUNDER_KERNEL(id, {                                                     \
-    if (k.is_tensor(0) && !k.is_tensor(1))                                 \
-      k.set_output(0, fn(k.tensor(0), k.scalar(1)));                       \
-    else                                                                   \
-      k.set_output(0, fn(T(k, 0), T(k, 1)));                               \
+#define BINARY(id, fn)                               \
+  THUNDER_KERNEL(id, {                               \
+    if (k.is_tensor(0) && !k.is_tensor(1))           \
+      k.set_output(0, fn(k.tensor(0), k.scalar(1))); \
+    else                                             \
+      k.set_output(0, fn(T(k, 0), T(k, 1)));         \
   })
   BINARY("prims.add", at::add);
   BINARY("prims.sub", at::sub);

@@ -9,7 +9,8 @@ at::TensorOptions opts(const KernelCall& k, size_t device, size_t dtype) {
 }
 
 void register_factory_prims() {
-  THUNDER_KERNEL("prims.full", { k.set_output(0, at::full(k.ints(0), k.scalar(1), opts(k, 2, 3))); });
+  THUNDER_KERNEL("prims.full",
+                 { k.set_output(0, at::full(k.ints(0), k.scalar(1), opts(k, 2, 3))); });
   THUNDER_KERNEL("prims.iota", {
     int64_t n = k.integer(0), start = k.integer(1), step = k.integer(2);
     k.set_output(0, at::arange(start, start + n * step, step, opts(k, 3, 4)));

@@ -6,31 +6,26 @@ namespace thunder::aten::detail {
 
 void register_nn() {
   THUNDER_KERNEL("prims.matmul", { k.set_output(0, at::matmul(k.tensor(0), k.tensor(1))); });
-  THUNDER_KERNEL("prims.linear", {
-    k.set_output(0, at::linear(k.tensor(0), k.tensor(1), k.optional_tensor(2)));
-  });
+  THUNDER_KERNEL("prims.linear",
+                 { k.set_output(0, at::linear(k.tensor(0), k.tensor(1), k.optional_tensor(2))); });
   THUNDER_KERNEL("prims.embedding", { k.set_output(0, at::embedding(k.tensor(1), k.tensor(0))); });
 
   THUNDER_KERNEL("ltorch.matmul", { k.set_output(0, at::matmul(k.tensor(0), k.tensor(1))); });
-  THUNDER_KERNEL("ltorch.linear", {
-    k.set_output(0, at::linear(k.tensor(0), k.tensor(1), k.optional_tensor(2)));
-  });
-  THUNDER_KERNEL("ltorch.dropout", {
-    k.set_output(0, at::dropout(k.tensor(0), k.number(1), k.boolean(2)));
-  });
+  THUNDER_KERNEL("ltorch.linear",
+                 { k.set_output(0, at::linear(k.tensor(0), k.tensor(1), k.optional_tensor(2))); });
+  THUNDER_KERNEL("ltorch.dropout",
+                 { k.set_output(0, at::dropout(k.tensor(0), k.number(1), k.boolean(2))); });
   THUNDER_KERNEL("ltorch.gelu", { k.set_output(0, at::gelu(k.tensor(0), k.string(1))); });
   THUNDER_KERNEL("ltorch.softmax", { k.set_output(0, at::softmax(k.tensor(0), k.integer(1))); });
-  THUNDER_KERNEL("ltorch.log_softmax", {
-    k.set_output(0, at::log_softmax(k.tensor(0), k.integer(1)));
-  });
+  THUNDER_KERNEL("ltorch.log_softmax",
+                 { k.set_output(0, at::log_softmax(k.tensor(0), k.integer(1))); });
   THUNDER_KERNEL("ltorch.layer_norm", {
     k.set_output(0, at::layer_norm(k.tensor(0), k.ints(1), k.optional_tensor(2),
                                    k.optional_tensor(3), k.number(4)));
   });
   THUNDER_KERNEL("ltorch.embedding", { k.set_output(0, at::embedding(k.tensor(1), k.tensor(0))); });
-  THUNDER_KERNEL("ltorch.cross_entropy", {
-    k.set_output(0, at::cross_entropy_loss(k.tensor(0), k.tensor(1)));
-  });
+  THUNDER_KERNEL("ltorch.cross_entropy",
+                 { k.set_output(0, at::cross_entropy_loss(k.tensor(0), k.tensor(1))); });
   THUNDER_KERNEL("ltorch.nll_loss", { k.set_output(0, at::nll_loss(k.tensor(0), k.tensor(1))); });
   // libtorch 1.13 has no public scaled_dot_product_attention; its private op is
   // the same math (and is what torch.nn.functional calls there).

@@ -13,12 +13,8 @@ void set_outputs(KernelCall& k, const std::vector<at::Tensor>& ts) {
 }  // namespace
 
 void register_shape_ltorch() {
-  THUNDER_KERNEL("ltorch.reshape", {
-    k.set_output(0, at::reshape(k.tensor(0), k.ints(1)));
-  });
-  THUNDER_KERNEL("ltorch.view", {
-    k.set_output(0, k.tensor(0).view(k.ints(1)));
-  });
+  THUNDER_KERNEL("ltorch.reshape", { k.set_output(0, at::reshape(k.tensor(0), k.ints(1))); });
+  THUNDER_KERNEL("ltorch.view", { k.set_output(0, k.tensor(0).view(k.ints(1))); });
   THUNDER_KERNEL("ltorch.flatten",
                  { k.set_output(0, at::flatten(k.tensor(0), k.integer(1), k.integer(2))); });
   THUNDER_KERNEL("ltorch.transpose",

@@ -5,25 +5,36 @@
 namespace thunder {
 
 at::ScalarType to_aten(DType d) {
-  static constexpr at::ScalarType map[] = {
-      at::kBool, at::kByte, at::kChar, at::kShort, at::kInt,
-      at::kLong, at::kHalf, at::kBFloat16, at::kFloat, at::kDouble};
+  static constexpr at::ScalarType map[] = {at::kBool,  at::kByte,  at::kChar, at::kShort,
+                                           at::kInt,   at::kLong,  at::kHalf, at::kBFloat16,
+                                           at::kFloat, at::kDouble};
   return map[static_cast<int>(d)];
 }
 
 DType from_aten(at::ScalarType t) {
   switch (t) {
-    case at::kBool: return DType::b8;
-    case at::kByte: return DType::u8;
-    case at::kChar: return DType::i8;
-    case at::kShort: return DType::i16;
-    case at::kInt: return DType::i32;
-    case at::kLong: return DType::i64;
-    case at::kHalf: return DType::f16;
-    case at::kBFloat16: return DType::bf16;
-    case at::kFloat: return DType::f32;
-    case at::kDouble: return DType::f64;
-    default: fail("thunder: unsupported tensor dtype {}", c10::toString(t));
+    case at::kBool:
+      return DType::b8;
+    case at::kByte:
+      return DType::u8;
+    case at::kChar:
+      return DType::i8;
+    case at::kShort:
+      return DType::i16;
+    case at::kInt:
+      return DType::i32;
+    case at::kLong:
+      return DType::i64;
+    case at::kHalf:
+      return DType::f16;
+    case at::kBFloat16:
+      return DType::bf16;
+    case at::kFloat:
+      return DType::f32;
+    case at::kDouble:
+      return DType::f64;
+    default:
+      fail("thunder: unsupported tensor dtype {}", c10::toString(t));
   }
 }
 
@@ -43,10 +54,17 @@ Operand const_operand(const Value& v) {
   o.kind = Operand::Kind::Const;
   o.constant = v;
   switch (v.kind()) {
-    case Value::Kind::Bool: o.scalar = c10::Scalar(v.as_bool()); break;
-    case Value::Kind::Int: o.scalar = c10::Scalar(v.as_int()); break;
-    case Value::Kind::Double: o.scalar = c10::Scalar(v.as_double()); break;
-    default: break;
+    case Value::Kind::Bool:
+      o.scalar = c10::Scalar(v.as_bool());
+      break;
+    case Value::Kind::Int:
+      o.scalar = c10::Scalar(v.as_int());
+      break;
+    case Value::Kind::Double:
+      o.scalar = c10::Scalar(v.as_double());
+      break;
+    default:
+      break;
   }
   return o;
 }

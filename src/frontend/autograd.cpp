@@ -11,7 +11,9 @@ namespace {
 Value value_of(const Tensor& t) { return t.defined() ? detail::traced_value(t) : Value(); }
 }  // namespace
 
-Tensor GradContext::get_grad(const Tensor& out) { return Tensor(v_.get_grad(value_of(out)).proxy()); }
+Tensor GradContext::get_grad(const Tensor& out) {
+  return Tensor(v_.get_grad(value_of(out)).proxy());
+}
 void GradContext::put_grad(const Tensor& x, const Tensor& grad) {
   v_.put_grad(value_of(x), value_of(grad));
 }
@@ -23,8 +25,8 @@ Tensor CallArgs::tensor(size_t i) const {
 }
 Tensor CallArgs::tensor(const std::string& name) const {
   const Value& v = a_.get(name);
-  THUNDER_CHECK(v.is_tensor() || v.is_none(), "{}: argument {} is not a tensor: {}",
-                a_.symbol().id, name, v.str());
+  THUNDER_CHECK(v.is_tensor() || v.is_none(), "{}: argument {} is not a tensor: {}", a_.symbol().id,
+                name, v.str());
   return v.is_none() ? Tensor() : Tensor(v.proxy());
 }
 double CallArgs::number(size_t i) const { return a_.number(i); }
@@ -42,13 +44,14 @@ int64_t CallArgs::integer(const std::string& name) const {
 }
 bool CallArgs::boolean(const std::string& name) const {
   const Value& v = a_.get(name);
-  THUNDER_CHECK(v.kind() == Value::Kind::Bool, "{}: argument {} is not a bool: {}",
-                a_.symbol().id, name, v.str());
+  THUNDER_CHECK(v.kind() == Value::Kind::Bool, "{}: argument {} is not a bool: {}", a_.symbol().id,
+                name, v.str());
   return v.as_bool();
 }
 
 void save_for_backward(const Tensor& t) {
-  if (t.defined() && t.is_proxy()) t.proxy()->tags |= static_cast<uint32_t>(ProxyTag::SAVED_FOR_BACKWARD);
+  if (t.defined() && t.is_proxy())
+    t.proxy()->tags |= static_cast<uint32_t>(ProxyTag::SAVED_FOR_BACKWARD);
 }
 
 RegistryChange register_grad(const std::string& id, GradFn fn) {
@@ -59,8 +62,7 @@ RegistryChange register_grad(const std::string& id, GradFn fn) {
     TensorList outs = fn(g, CallArgs(a));
     std::vector<Value> vals;
     for (const Tensor& t : outs) vals.push_back(value_of(t));
-    THUNDER_CHECK(!vals.empty(), "{}: a grad rule must return the forward outputs",
-                  a.symbol().id);
+    THUNDER_CHECK(!vals.empty(), "{}: a grad rule must return the forward outputs", a.symbol().id);
     return vals.size() == 1 ? vals[0] : Value(std::move(vals));
   });
 }

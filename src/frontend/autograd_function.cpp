@@ -130,9 +130,10 @@ Value saved_data_value(const SavedData& d) {
     } else if (v.isNone()) {
       out.push_back(Value());
     } else {
-      fail("custom function: ctx->saved_data['{}'] holds a {}; under thunder::jit saved_data "
-           "holds numbers, bools, strings and int lists (save tensors with save_for_backward)",
-           k, v.tagKind());
+      fail(
+          "custom function: ctx->saved_data['{}'] holds a {}; under thunder::jit saved_data "
+          "holds numbers, bools, strings and int lists (save tensors with save_for_backward)",
+          k, v.tagKind());
     }
   }
   return Value(std::move(out));
@@ -144,12 +145,23 @@ void load_saved_data(SavedData& d, const Value& v) {
     const Value& x = l[i + 1];
     at::IValue iv;
     switch (x.kind()) {
-      case Value::Kind::Bool: iv = x.as_bool(); break;
-      case Value::Kind::Int: iv = x.as_int(); break;
-      case Value::Kind::Double: iv = x.as_double(); break;
-      case Value::Kind::String: iv = x.as_string(); break;
-      case Value::Kind::IntList: iv = x.as_int_list(); break;
-      default: break;
+      case Value::Kind::Bool:
+        iv = x.as_bool();
+        break;
+      case Value::Kind::Int:
+        iv = x.as_int();
+        break;
+      case Value::Kind::Double:
+        iv = x.as_double();
+        break;
+      case Value::Kind::String:
+        iv = x.as_string();
+        break;
+      case Value::Kind::IntList:
+        iv = x.as_int_list();
+        break;
+      default:
+        break;
     }
     d[l[i].as_string()] = std::move(iv);
   }

@@ -7,8 +7,8 @@
 // is kept alive until it ends, so an address is never reused for another.
 #include "thunder/frontend/capture.h"
 
-#include <ATen/core/Tensor.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include <mutex>
@@ -41,8 +41,8 @@ std::string ExamineReport::str() const {
     os << fmt::format("{:<{}}  {:>5}  {}\n", o.name, width, o.count,
                       ok ? std::string("translated") : "unsupported: " + o.reason);
   }
-  os << fmt::format("{} ops, {} translated, {} unsupported\n", ops.size(),
-                    ops.size() - unsupported, unsupported);
+  os << fmt::format("{} ops, {} translated, {} unsupported\n", ops.size(), ops.size() - unsupported,
+                    unsupported);
   return os.str();
 }
 
@@ -93,8 +93,8 @@ class CaptureSession {
   struct Entry {
     Value value;
     std::string untranslated_by;  // the op whose output this is, when it has no value
-    bool produced = false;         // made by an op of this run (not an argument or capture)
-    bool aliased = false;          // a view, or viewed: writes to it would reach others
+    bool produced = false;        // made by an op of this run (not an argument or capture)
+    bool aliased = false;         // a view, or viewed: writes to it would reach others
     std::optional<Value> transpose_of;
   };
 
@@ -197,8 +197,7 @@ std::string functional_name(const c10::FunctionSchema& s) {
 }  // namespace
 
 std::string CaptureSession::refusal(const std::string& name, const c10::FunctionSchema& schema,
-                                    const std::vector<c10::IValue>& args,
-                                    const Translation*& tr) {
+                                    const std::vector<c10::IValue>& args, const Translation*& tr) {
   if (returns_host_value(name))
     return "returns a host value to C++ (a number or bool computed from tensor data), which a "
            "trace cannot hold; compute it outside the jitted function";
@@ -207,9 +206,10 @@ std::string CaptureSession::refusal(const std::string& name, const c10::Function
   if (writes_an_argument(schema)) {
     tr = find_translation(functional_name(schema));
     if (!tr)
-      return fmt::format("no translation for it or for {}; add a row to the table in "
-                         "src/frontend/capture_ops.cpp",
-                         functional_name(schema));
+      return fmt::format(
+          "no translation for it or for {}; add a row to the table in "
+          "src/frontend/capture_ops.cpp",
+          functional_name(schema));
     const at::Tensor& self = args.at(0).toTensor();
     auto it = entries_.find(self.unsafeGetTensorImpl());
     if (it == entries_.end() || !it->second.produced || it->second.aliased)
@@ -336,8 +336,8 @@ std::vector<int64_t> AtenCall::int_list(size_t i) const {
   if (a.isInt()) return {a.toInt()};
   std::vector<int64_t> out;
   for (const c10::IValue& e : a.toListRef()) {
-    if (!e.isInt()) fail("argument '{}' holds {}, not an int", schema_.arguments()[i].name(),
-                         e.tagKind());
+    if (!e.isInt())
+      fail("argument '{}' holds {}, not an int", schema_.arguments()[i].name(), e.tagKind());
     out.push_back(e.toInt());
   }
   return out;

@@ -31,7 +31,8 @@ void register_fallback() {
   static std::once_flag once;
   std::call_once(once, [] {
     // Lives as long as the process: the registration ends with the Library.
-    static auto* lib = new torch::Library(torch::Library::IMPL, "_", kCaptureKey, __FILE__, __LINE__);
+    static auto* lib =
+        new torch::Library(torch::Library::IMPL, "_", kCaptureKey, __FILE__, __LINE__);
     lib->fallback(torch::CppFunction::makeFromBoxedFunction<&capture_fallback>());
   });
 }

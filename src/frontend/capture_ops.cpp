@@ -56,10 +56,14 @@ Value squeeze_dim(C c) {
   return ltorch::squeeze(c.tensor(0), Value(std::vector<int64_t>{c.int_arg(1)}));
 }
 
-#define UNARY(op) {"aten::" #op, [](C c) { return ltorch::op(c.tensor(0)); }}
-#define BINARY(op)                                                               \
-  {"aten::" #op ".Tensor", [](C c) { return ltorch::op(c.tensor(0), c.tensor(1)); }}, \
-  {"aten::" #op ".Scalar", [](C c) { return ltorch::op(c.tensor(0), c.scalar(1)); }}
+#define UNARY(op)                                             \
+  {                                                           \
+    "aten::" #op, [](C c) { return ltorch::op(c.tensor(0)); } \
+  }
+#define BINARY(op)                                                                      \
+  {"aten::" #op ".Tensor", [](C c) { return ltorch::op(c.tensor(0), c.tensor(1)); }}, { \
+    "aten::" #op ".Scalar", [](C c) { return ltorch::op(c.tensor(0), c.scalar(1)); }    \
+  }
 
 const std::unordered_map<std::string, Translation>& table() {
   static const std::unordered_map<std::string, Translation> rows = {
@@ -75,22 +79,41 @@ const std::unordered_map<std::string, Translation>& table() {
       {"aten::pow.Tensor_Tensor", [](C c) { return ltorch::pow(c.tensor(0), c.tensor(1)); }},
       {"aten::pow.Tensor_Scalar", [](C c) { return ltorch::pow(c.tensor(0), c.scalar(1)); }},
       {"aten::pow.Scalar", [](C c) { return ltorch::pow(c.scalar(0), c.tensor(1)); }},
-      UNARY(neg), UNARY(abs), UNARY(exp), UNARY(log), UNARY(log1p), UNARY(sqrt), UNARY(rsqrt),
-      UNARY(sin), UNARY(cos), UNARY(tanh), UNARY(sigmoid), UNARY(relu), UNARY(silu), UNARY(erf),
+      UNARY(neg),
+      UNARY(abs),
+      UNARY(exp),
+      UNARY(log),
+      UNARY(log1p),
+      UNARY(sqrt),
+      UNARY(rsqrt),
+      UNARY(sin),
+      UNARY(cos),
+      UNARY(tanh),
+      UNARY(sigmoid),
+      UNARY(relu),
+      UNARY(silu),
+      UNARY(erf),
       UNARY(reciprocal),
       {"aten::gelu", [](C c) { return ltorch::gelu(c.tensor(0), c.string_arg(1)); }},
       {"aten::maximum", [](C c) { return ltorch::maximum(c.tensor(0), c.tensor(1)); }},
       {"aten::minimum", [](C c) { return ltorch::minimum(c.tensor(0), c.tensor(1)); }},
-      {"aten::clamp", [](C c) {
+      {"aten::clamp",
+       [](C c) {
          return ltorch::clamp(c.tensor(0), optional_scalar(c, 1), optional_scalar(c, 2));
        }},
-      {"aten::where.self", [](C c) { return ltorch::where(c.tensor(0), c.tensor(1), c.tensor(2)); }},
+      {"aten::where.self",
+       [](C c) { return ltorch::where(c.tensor(0), c.tensor(1), c.tensor(2)); }},
       {"aten::where.ScalarSelf",
        [](C c) { return ltorch::where(c.tensor(0), c.scalar(1), c.tensor(2)); }},
       {"aten::where.ScalarOther",
        [](C c) { return ltorch::where(c.tensor(0), c.tensor(1), c.scalar(2)); }},
       // ---- comparison and logical ----
-      BINARY(eq), BINARY(ne), BINARY(lt), BINARY(le), BINARY(gt), BINARY(ge),
+      BINARY(eq),
+      BINARY(ne),
+      BINARY(lt),
+      BINARY(le),
+      BINARY(gt),
+      BINARY(ge),
       {"aten::logical_and", [](C c) { return ltorch::logical_and(c.tensor(0), c.tensor(1)); }},
       {"aten::logical_or", [](C c) { return ltorch::logical_or(c.tensor(0), c.tensor(1)); }},
       UNARY(logical_not),
@@ -111,7 +134,8 @@ const std::unordered_map<std::string, Translation>& table() {
        [](C c) { return ltorch::flatten(c.tensor(0), c.int_arg(1), c.int_arg(2)); }},
       {"aten::transpose.int",
        [](C c) { return ltorch::transpose(c.tensor(0), c.int_arg(1), c.int_arg(2)); }},
-      {"aten::t", [](C c) {
+      {"aten::t",
+       [](C c) {
          return c.aten(0).dim() < 2 ? c.tensor(0) : ltorch::transpose(c.tensor(0), 0, 1);
        }},
       {"aten::permute", [](C c) { return ltorch::permute(c.tensor(0), c.int_list(1)); }},
@@ -134,16 +158,17 @@ const std::unordered_map<std::string, Translation>& table() {
       {"aten::log_softmax.int",
        [](C c) { return ltorch::log_softmax(with_dtype(c, 2), c.int_arg(1)); }},
       {"aten::_log_softmax", [](C c) { return ltorch::log_softmax(c.tensor(0), c.int_arg(1)); }},
-      {"aten::layer_norm", [](C c) {
+      {"aten::layer_norm",
+       [](C c) {
          return ltorch::layer_norm(c.tensor(0), c.int_list(1), c.tensor(2), c.tensor(3),
                                    c.double_arg(4));
        }},
       // Only the normalized output; its mean and rstd have no ltorch value.
-      {"aten::native_layer_norm", [](C c) {
-         return Value(std::vector<Value>{
-             ltorch::layer_norm(c.tensor(0), c.int_list(1), c.tensor(2), c.tensor(3),
-                                c.double_arg(4)),
-             Value(), Value()});
+      {"aten::native_layer_norm",
+       [](C c) {
+         return Value(std::vector<Value>{ltorch::layer_norm(c.tensor(0), c.int_list(1), c.tensor(2),
+                                                            c.tensor(3), c.double_arg(4)),
+                                         Value(), Value()});
        }},
       {"aten::dropout",
        [](C c) { return ltorch::dropout(c.tensor(0), c.double_arg(1), c.bool_arg(2)); }},
@@ -160,14 +185,17 @@ const std::unordered_map<std::string, Translation>& table() {
        [](C c) { return ltorch::ones(result_shape(c), result_device(c), result_dtype(c)); }},
       {"aten::ones_like",
        [](C c) { return ltorch::ones(result_shape(c), result_device(c), result_dtype(c)); }},
-      {"aten::full", [](C c) {
+      {"aten::full",
+       [](C c) {
          return ltorch::full(result_shape(c), c.scalar(1), result_device(c), result_dtype(c));
        }},
-      {"aten::full_like", [](C c) {
+      {"aten::full_like",
+       [](C c) {
          return ltorch::full(result_shape(c), c.scalar(1), result_device(c), result_dtype(c));
        }},
       // The functional forms of fill_ and zero_ (fresh tensors only).
-      {"aten::fill.Scalar", [](C c) {
+      {"aten::fill.Scalar",
+       [](C c) {
          return ltorch::full(result_shape(c), c.scalar(1), result_device(c), result_dtype(c));
        }},
       {"aten::zero",
@@ -189,9 +217,9 @@ const Translation* find_translation(const std::string& name) {
 
 bool returns_host_value(const std::string& name) {
   static const std::unordered_map<std::string, bool> host = {
-      {"aten::item", true},          {"aten::_local_scalar_dense", true},
-      {"aten::is_nonzero", true},    {"aten::equal", true},
-      {"aten::allclose", true},      {"aten::is_same_size", true},
+      {"aten::item", true},       {"aten::_local_scalar_dense", true},
+      {"aten::is_nonzero", true}, {"aten::equal", true},
+      {"aten::allclose", true},   {"aten::is_same_size", true},
   };
   return host.count(name) != 0;
 }

@@ -59,7 +59,7 @@ class AtenCall {
   double double_arg(size_t i) const { return args_[i].toDouble(); }
   bool bool_arg(size_t i) const { return args_[i].toBool(); }
   std::string string_arg(size_t i) const { return args_[i].toStringRef(); }
-  std::vector<int64_t> int_list(size_t i) const;  // None -> {}
+  std::vector<int64_t> int_list(size_t i) const;   // None -> {}
   std::optional<DType> dtype_arg(size_t i) const;  // None -> nullopt
   const at::Tensor& aten(size_t i) const { return args_[i].toTensor(); }
   // The eager result k (the op has already run): factories take its metadata.

@@ -9,8 +9,10 @@ thread_local CaptureTable* tls_captures = nullptr;
 
 Value to_traced(const OpArg& a) {
   switch (a.kind) {
-    case OpArg::Kind::Literal: return a.value;
-    case OpArg::Kind::Tensor: return a.tensor->defined() ? traced_value(*a.tensor) : Value();
+    case OpArg::Kind::Literal:
+      return a.value;
+    case OpArg::Kind::Tensor:
+      return a.tensor->defined() ? traced_value(*a.tensor) : Value();
     case OpArg::Kind::TensorList: {
       std::vector<Value> l;
       for (const Tensor& t : *a.tensors) l.push_back(traced_value(t));
@@ -35,8 +37,10 @@ std::vector<Tensor> run_traced(const Symbol& sym, std::initializer_list<OpArg> a
 }
 
 [[noreturn]] void proxy_outside_trace(const Symbol& sym, const std::string& name) {
-  fail("{}: tensor proxy {} used outside of its trace (proxies only exist while thunder::jit "
-       "traces a function)", sym.id, name);
+  fail(
+      "{}: tensor proxy {} used outside of its trace (proxies only exist while thunder::jit "
+      "traces a function)",
+      sym.id, name);
 }
 
 // Eager calls reuse one scratch instruction per thread, so an eager op costs

@@ -18,7 +18,7 @@ namespace thunder::detail {
 struct OpArg {
   enum class Kind : uint8_t { Literal, Tensor, TensorList };
   Kind kind = Kind::Literal;
-  Value value;                    // literal or number proxy
+  Value value;                     // literal or number proxy
   const Tensor* tensor = nullptr;  // Kind::Tensor (may be undefined = None)
   const TensorList* tensors = nullptr;
 
@@ -77,9 +77,9 @@ Value traced_value(const Tensor& t);
 }  // namespace thunder::detail
 
 // Looks the ltorch symbol up once per call site, then runs it.
-#define THUNDER_OP(id, ...)                                                \
+#define THUNDER_OP(id, ...)                                             \
   static const ::thunder::Symbol& sym_ = ::thunder::ltorch::symbol(id); \
   return ::thunder::detail::run_op1(sym_, {__VA_ARGS__})
-#define THUNDER_OP_MULTI(id, ...)                                          \
+#define THUNDER_OP_MULTI(id, ...)                                       \
   static const ::thunder::Symbol& sym_ = ::thunder::ltorch::symbol(id); \
   return ::thunder::detail::run_op(sym_, {__VA_ARGS__})

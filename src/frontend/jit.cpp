@@ -9,8 +9,8 @@
 
 #include "dispatch.h"
 #include "prologue.h"
-#include "thunder/core/stopwatch.h"
 #include "thunder/core/registry_change.h"
+#include "thunder/core/stopwatch.h"
 #include "thunder/frontend/pipeline.h"
 #include "thunder/runtime/autograd_bridge.h"
 #include "thunder/runtime/buffer_pool.h"
@@ -148,8 +148,8 @@ class JitState {
   TracedCall trace_call(TraceFn fn, void* ctx);
   CacheEntry* compile(TraceFn fn, void* ctx);
   std::string input_name(size_t top, int64_t item) const {
-    std::string base = top < options.arg_names.size() ? options.arg_names[top]
-                                                       : "x" + std::to_string(top);
+    std::string base =
+        top < options.arg_names.size() ? options.arg_names[top] : "x" + std::to_string(top);
     return item < 0 ? base : base + "_" + std::to_string(item);
   }
 
@@ -199,9 +199,15 @@ TracedCall JitState::trace_call(TraceFn fn, void* ctx) {
         c.sources.push_back({Program::Input::Source::ArgNumber, static_cast<int32_t>(i)});
         break;
       case FlatArg::Kind::Int:
-      case FlatArg::Kind::ListLen: v = a.i; break;
-      case FlatArg::Kind::Bool: v = a.i != 0; break;
-      case FlatArg::Kind::Double: v = a.d; break;
+      case FlatArg::Kind::ListLen:
+        v = a.i;
+        break;
+      case FlatArg::Kind::Bool:
+        v = a.i != 0;
+        break;
+      case FlatArg::Kind::Double:
+        v = a.d;
+        break;
     }
     c.arg_names.push_back(std::move(name));
     c.arg_values.push_back(v);

@@ -41,7 +41,8 @@ Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
     THUNDER_OP("ltorch." #name, a, b);            \
   }
 BINARY(mul)
-BINARY(div) BINARY(pow) BINARY(eq) BINARY(ne) BINARY(lt) BINARY(le) BINARY(gt) BINARY(ge)
+BINARY(div)
+BINARY(pow) BINARY(eq) BINARY(ne) BINARY(lt) BINARY(le) BINARY(gt) BINARY(ge)
 #undef BINARY
     Tensor pow(const Scalar& a, const Tensor& b) {
   NEED2("ltorch.pow", a, b);
@@ -54,7 +55,8 @@ BINARY(div) BINARY(pow) BINARY(eq) BINARY(ne) BINARY(lt) BINARY(le) BINARY(gt) B
     THUNDER_OP("ltorch." #name, a, b);            \
   }
 TT(maximum)
-TT(minimum) TT(logical_and) TT(logical_or)
+TT(minimum)
+TT(logical_and) TT(logical_or)
 #undef TT
 
 #define UNARY(name)                 \
@@ -82,7 +84,8 @@ TT(minimum) TT(logical_and) TT(logical_or)
     THUNDER_OP("ltorch.where", c, a, b);                  \
   }
 WHERE(Tensor, Tensor)
-WHERE(Tensor, Scalar) WHERE(Scalar, Tensor) WHERE(Scalar, Scalar)
+WHERE(Tensor, Scalar)
+WHERE(Scalar, Tensor) WHERE(Scalar, Scalar)
 #undef WHERE
 
     // Operators. A number on the left keeps libtorch's meaning (2 - x, 2 / x).

@@ -2,9 +2,9 @@
 // stamps its provenance without timings, so thunder-opt prints deterministically.
 #include "thunder/frontend/passes.h"
 
-#include <algorithm>
-
 #include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include "thunder/core/error.h"
 #include "thunder/executors/claim.h"
@@ -53,8 +53,10 @@ std::vector<Executor*> executors_of(const PassOptions& o) {
 // The saved values of a forward/backward pair: the leading backward inputs
 // that the forward returns (the cotangents follow them).
 ForwardBackward pair_of(const Traces& in) {
-  THUNDER_CHECK(in.size() == 2, "rematerialize: expects a forward trace followed by its backward, "
-                                "got {} traces", in.size());
+  THUNDER_CHECK(in.size() == 2,
+                "rematerialize: expects a forward trace followed by its backward, "
+                "got {} traces",
+                in.size());
   ForwardBackward fb{in[0], in[1], {}};
   std::vector<ProxyPtr> returned;
   fb.forward.output.collect_proxies(returned);
@@ -72,7 +74,8 @@ Traces both(ForwardBackward fb, const std::string& what) {
 
 FusionStrategy strategy_of(const PassOptions& o) {
   THUNDER_CHECK(o.fusion_type == "dataflow" || o.fusion_type == "consecutive",
-                "--fusion-type: unknown '{}' (expected 'dataflow' or 'consecutive')", o.fusion_type);
+                "--fusion-type: unknown '{}' (expected 'dataflow' or 'consecutive')",
+                o.fusion_type);
   return o.fusion_type == "consecutive" ? FusionStrategy::Consecutive : FusionStrategy::Dataflow;
 }
 
@@ -131,21 +134,24 @@ const std::vector<NamedPass>& named_passes() {
          return both(rematerialize(pair_of(in)), "Rematerialization");
        }},
       {"claim", "assign statements to executors (--executors, in priority order)",
-       each("Transform for execution", [](const Trace& t, const PassOptions& o) {
-         return claim_executors(t, executors_of(o));
-       })},
+       each("Transform for execution",
+            [](const Trace& t, const PassOptions& o) {
+              return claim_executors(t, executors_of(o));
+            })},
       {"fusion", "form cpu_fuser regions (claims first if nothing is claimed)",
-       each("Fusion", [](const Trace& t, const PassOptions& o) {
-         std::vector<Executor*> ex = executors_of(o);
-         return fusion_pass(claimed(t, ex), ex, strategy_of(o));
-       })},
+       each("Fusion",
+            [](const Trace& t, const PassOptions& o) {
+              std::vector<Executor*> ex = executors_of(o);
+              return fusion_pass(claimed(t, ex), ex, strategy_of(o));
+            })},
       fusion_step("flatten", "decompose claimed composites into the prims a fusion executor runs"),
       fusion_step("form_regions", "group fusible statements into fusion regions"),
       fusion_step("rematerialize_regions",
                   "recompute cheap producers inside the regions that consume them"),
       fusion_step("fusion_kernels", "generate and compile each region's kernel"),
       {"del_last_used", "free each value right after its last use",
-       each("Delete Last Used", [](const Trace& t, const PassOptions&) { return del_last_used(t); })},
+       each("Delete Last Used",
+            [](const Trace& t, const PassOptions&) { return del_last_used(t); })},
   };
   return passes;
 }

@@ -2,7 +2,6 @@
 // line). Each pass's trace is recorded as a stage with its name and time.
 #include "thunder/frontend/pipeline.h"
 
-
 #include "thunder/core/error.h"
 #include "thunder/core/stopwatch.h"
 #include "thunder/executors/claim.h"
@@ -187,8 +186,8 @@ CompiledTraces run_pipeline(Trace t, const PipelineOptions& o) {
   }
   // In-place statements kept for debugging pin the order: no reordering.
   const bool keeps_inplace = !functionalizes && has_inplace(t);
-  transform_for_execution(fwd, t, o, keeps_inplace ? FusionStrategy::Consecutive
-                                                   : o.fusion_strategy);
+  transform_for_execution(fwd, t, o,
+                          keeps_inplace ? FusionStrategy::Consecutive : o.fusion_strategy);
   out.fusion_regions = count_regions(out.forward.back()) +
                        (out.has_backward() ? count_regions(out.backward.back()) : 0);
   return out;

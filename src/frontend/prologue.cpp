@@ -24,10 +24,10 @@ BoundSymbol check(const char* id, std::vector<Value> args) {
 }
 
 BoundSymbol tensor_check(const Value& v, const at::Tensor& t) {
-  return check("prologue.check_tensor_metadata",
-               {v, Value(t.sizes().vec()), Value(from_aten(t.device())),
-                Value(from_aten(t.scalar_type())), Value(t.requires_grad()),
-                Value(t.is_contiguous() ? "contiguous" : "strided")});
+  return check(
+      "prologue.check_tensor_metadata",
+      {v, Value(t.sizes().vec()), Value(from_aten(t.device())), Value(from_aten(t.scalar_type())),
+       Value(t.requires_grad()), Value(t.is_contiguous() ? "contiguous" : "strided")});
 }
 
 }  // namespace

@@ -12,8 +12,7 @@ namespace thunder {
 
 namespace {
 [[noreturn]] void concrete_only(const Tensor& t, const char* what) {
-  fail("Tensor.{}: needs a concrete tensor, but {} is a proxy of a trace", what,
-       t.proxy()->name);
+  fail("Tensor.{}: needs a concrete tensor, but {} is a proxy of a trace", what, t.proxy()->name);
 }
 }  // namespace
 
@@ -60,33 +59,55 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
 // ---- methods: forward to the free functions ----
 #define M0(name) \
   Tensor Tensor::name() const { return thunder::name(*this); }
-M0(neg) M0(abs) M0(exp) M0(log) M0(log1p) M0(sqrt) M0(rsqrt) M0(sin) M0(cos) M0(tanh)
-M0(sigmoid) M0(relu) M0(erf) M0(reciprocal) M0(logical_not) M0(sum) M0(mean) M0(contiguous)
+M0(neg)
+M0(abs) M0(exp) M0(log) M0(log1p) M0(sqrt) M0(rsqrt) M0(sin) M0(cos) M0(tanh) M0(sigmoid) M0(relu)
+    M0(erf) M0(reciprocal) M0(logical_not) M0(sum) M0(mean) M0(contiguous)
 #undef M0
 #define M1(name, T) \
   Tensor Tensor::name(T o) const { return thunder::name(*this, o); }
-M1(mul, const Tensor&) M1(mul, const Scalar&) M1(div, const Tensor&) M1(div, const Scalar&)
-M1(pow, const Tensor&) M1(pow, const Scalar&) M1(maximum, const Tensor&)
-M1(minimum, const Tensor&) M1(eq, const Tensor&) M1(eq, const Scalar&) M1(ne, const Tensor&)
-M1(ne, const Scalar&) M1(lt, const Tensor&) M1(lt, const Scalar&) M1(le, const Tensor&)
-M1(le, const Scalar&) M1(gt, const Tensor&) M1(gt, const Scalar&) M1(ge, const Tensor&)
-M1(ge, const Scalar&) M1(logical_and, const Tensor&) M1(logical_or, const Tensor&)
-M1(reshape, at::IntArrayRef) M1(view, at::IntArrayRef) M1(permute, at::IntArrayRef)
-M1(unsqueeze, int64_t) M1(expand, at::IntArrayRef) M1(triu, int64_t) M1(tril, int64_t)
-M1(to, at::ScalarType) M1(matmul, const Tensor&)
+        M1(mul, const Tensor&) M1(mul, const Scalar&) M1(div, const Tensor&) M1(div, const Scalar&)
+            M1(pow, const Tensor&) M1(pow, const Scalar&) M1(maximum, const Tensor&)
+                M1(minimum,
+                   const Tensor&) M1(eq, const Tensor&) M1(eq, const Scalar&) M1(ne, const Tensor&)
+                    M1(ne, const Scalar&) M1(lt, const Tensor&) M1(lt, const Scalar&)
+                        M1(le, const Tensor&) M1(le, const Scalar&) M1(gt, const Tensor&)
+                            M1(gt, const Scalar&) M1(ge, const Tensor&) M1(ge, const Scalar&)
+                                M1(logical_and, const Tensor&) M1(logical_or, const Tensor&)
+                                    M1(reshape, at::IntArrayRef) M1(view, at::IntArrayRef)
+                                        M1(permute, at::IntArrayRef) M1(unsqueeze, int64_t)
+                                            M1(expand,
+                                               at::IntArrayRef) M1(triu, int64_t) M1(tril, int64_t)
+                                                M1(to, at::ScalarType) M1(matmul, const Tensor&)
 #undef M1
 
-Tensor Tensor::add(const Tensor& o, const Scalar& alpha) const { return thunder::add(*this, o, alpha); }
-Tensor Tensor::add(const Scalar& o, const Scalar& alpha) const { return thunder::add(*this, o, alpha); }
-Tensor Tensor::sub(const Tensor& o, const Scalar& alpha) const { return thunder::sub(*this, o, alpha); }
-Tensor Tensor::sub(const Scalar& o, const Scalar& alpha) const { return thunder::sub(*this, o, alpha); }
+                                                    Tensor Tensor::add(const Tensor& o,
+                                                                       const Scalar& alpha) const {
+  return thunder::add(*this, o, alpha);
+}
+Tensor Tensor::add(const Scalar& o, const Scalar& alpha) const {
+  return thunder::add(*this, o, alpha);
+}
+Tensor Tensor::sub(const Tensor& o, const Scalar& alpha) const {
+  return thunder::sub(*this, o, alpha);
+}
+Tensor Tensor::sub(const Scalar& o, const Scalar& alpha) const {
+  return thunder::sub(*this, o, alpha);
+}
 Tensor Tensor::clamp(c10::optional<Scalar> min, c10::optional<Scalar> max) const {
   return thunder::clamp(*this, min, max);
 }
-Tensor Tensor::sum(at::IntArrayRef dims, bool keepdim) const { return thunder::sum(*this, dims, keepdim); }
-Tensor Tensor::mean(at::IntArrayRef dims, bool keepdim) const { return thunder::mean(*this, dims, keepdim); }
-Tensor Tensor::amax(at::IntArrayRef dims, bool keepdim) const { return thunder::amax(*this, dims, keepdim); }
-Tensor Tensor::amin(at::IntArrayRef dims, bool keepdim) const { return thunder::amin(*this, dims, keepdim); }
+Tensor Tensor::sum(at::IntArrayRef dims, bool keepdim) const {
+  return thunder::sum(*this, dims, keepdim);
+}
+Tensor Tensor::mean(at::IntArrayRef dims, bool keepdim) const {
+  return thunder::mean(*this, dims, keepdim);
+}
+Tensor Tensor::amax(at::IntArrayRef dims, bool keepdim) const {
+  return thunder::amax(*this, dims, keepdim);
+}
+Tensor Tensor::amin(at::IntArrayRef dims, bool keepdim) const {
+  return thunder::amin(*this, dims, keepdim);
+}
 Tensor Tensor::var(bool unbiased) const { return thunder::var(*this, unbiased); }
 Tensor Tensor::var(at::IntArrayRef dims, bool unbiased, bool keepdim) const {
   return thunder::var(*this, dims, unbiased, keepdim);
@@ -105,7 +126,9 @@ Tensor Tensor::flatten(int64_t s, int64_t e) const { return thunder::flatten(*th
 Tensor Tensor::transpose(int64_t d0, int64_t d1) const { return thunder::transpose(*this, d0, d1); }
 Tensor Tensor::squeeze() const { return thunder::squeeze(*this); }
 Tensor Tensor::squeeze(int64_t d) const { return thunder::squeeze(*this, d); }
-Tensor Tensor::narrow(int64_t d, int64_t s, int64_t l) const { return thunder::narrow(*this, d, s, l); }
+Tensor Tensor::narrow(int64_t d, int64_t s, int64_t l) const {
+  return thunder::narrow(*this, d, s, l);
+}
 Tensor Tensor::select(int64_t d, int64_t i) const { return thunder::select(*this, d, i); }
 TensorList Tensor::split(int64_t s, int64_t d) const { return thunder::split(*this, s, d); }
 TensorList Tensor::split(at::IntArrayRef s, int64_t d) const { return thunder::split(*this, s, d); }

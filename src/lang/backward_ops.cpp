@@ -25,11 +25,12 @@ void register_backward() {
                              ltorch::mul(ltorch::add(ltorch::mul(x2, 3 * c), 1.0), k));
       d = ltorch::add(left, ltorch::mul(ltorch::mul(x, 0.5), dt));
     } else {
-      THUNDER_CHECK(approx == "none", "ltorch.gelu_backward: approximate must be 'none' or "
-                    "'tanh', got '{}'", approx);
+      THUNDER_CHECK(approx == "none",
+                    "ltorch.gelu_backward: approximate must be 'none' or "
+                    "'tanh', got '{}'",
+                    approx);
       // Phi(x) + x phi(x)
-      Value cdf = ltorch::mul(
-          ltorch::add(ltorch::erf(ltorch::mul(x, kInvSqrt2)), 1.0), 0.5);
+      Value cdf = ltorch::mul(ltorch::add(ltorch::erf(ltorch::mul(x, kInvSqrt2)), 1.0), 0.5);
       Value pdf = ltorch::mul(ltorch::exp(ltorch::mul(ltorch::mul(x, x), -0.5)),
                               1.0 / std::sqrt(2.0 * std::numbers::pi));
       d = ltorch::add(cdf, ltorch::mul(x, pdf));
@@ -41,16 +42,14 @@ void register_backward() {
     Value s = ltorch::sum(ltorch::mul(go, out), {args.integer(2)}, true);
     return ltorch::mul(out, ltorch::sub(go, s));
   });
-  define("ltorch.log_softmax_backward", {"grad", "out", "dim"}, 0,
-         [](const OpArgs& args) -> Value {
-           const Value &go = args[0], &out = args[1];
-           Value s = ltorch::sum(go, {args.integer(2)}, true);
-           return ltorch::sub(go, ltorch::mul(ltorch::exp(out), s));
-         });
+  define("ltorch.log_softmax_backward", {"grad", "out", "dim"}, 0, [](const OpArgs& args) -> Value {
+    const Value &go = args[0], &out = args[1];
+    Value s = ltorch::sum(go, {args.integer(2)}, true);
+    return ltorch::sub(go, ltorch::mul(ltorch::exp(out), s));
+  });
   // Returns [grad_a, grad_weight or None, grad_bias or None].
-  define("ltorch.layer_norm_backward",
-         {"grad", "a", "normalized_shape", "weight", "bias", "eps"}, 0,
-         [](const OpArgs& args) -> Value {
+  define("ltorch.layer_norm_backward", {"grad", "a", "normalized_shape", "weight", "bias", "eps"},
+         0, [](const OpArgs& args) -> Value {
            const Value &go = args[0], &x = args[1], &w = args[3], &b = args[4];
            const int64_t rank = x.proxy()->ndim();
            const int64_t k = static_cast<int64_t>(args.ints(2).size());
@@ -60,8 +59,7 @@ void register_backward() {
              return leading.empty() ? v : ltorch::sum(v, leading, false);
            };
            Value mean = ltorch::mean(x, dims, true);
-           Value rstd =
-               ltorch::rsqrt(ltorch::add(ltorch::var(x, dims, 0.0, true), args.number(5)));
+           Value rstd = ltorch::rsqrt(ltorch::add(ltorch::var(x, dims, 0.0, true), args.number(5)));
            Value xhat = ltorch::mul(ltorch::sub(x, mean), rstd);
            Value gxhat = w.is_none() ? go : ltorch::mul(go, w);
            Value m1 = ltorch::mean(gxhat, dims, true);
@@ -79,7 +77,8 @@ void register_backward() {
            const int64_t n = p.shape[0], c = p.shape[1];
            Value valid = ltorch::ne(t, int64_t{-100});
            Value count = ltorch::sum(ltorch::to(valid, p.dtype), {0}, false);
-           Value cls = prims::broadcast_in_dim(prims::iota(c, 0, 1, p.device, DType::i64), {n, c}, {1});
+           Value cls =
+               prims::broadcast_in_dim(prims::iota(c, 0, 1, p.device, DType::i64), {n, c}, {1});
            Value onehot = ltorch::to(ltorch::eq(cls, ltorch::unsqueeze(t, 1)), p.dtype);
            Value rows = ltorch::unsqueeze(ltorch::to(valid, p.dtype), 1);
            Value d = ltorch::mul(ltorch::sub(ltorch::exp(lp), onehot), rows);

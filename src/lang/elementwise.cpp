@@ -55,28 +55,29 @@ Value scale(const Value& a, const Value& b, const Value& alpha, DType dtype) {
 // (logical_not / logical_xor are meant).
 void add_like(const std::string& name, PrimBinary prim, bool refuses_bools) {
   std::string id = "ltorch." + name;
-  define(id, {"a", "b", "alpha"}, kElementwise, [id, prim, refuses_bools](const OpArgs& a) -> Value {
-    THUNDER_CHECK(a[0].is_tensor() || a[1].is_tensor(),
-                  "{}: expected a tensor operand, got {} and {}", id, a[0].str(), a[1].str());
-    THUNDER_CHECK(!refuses_bools || (!is_bool_operand(a[0]) && !is_bool_operand(a[1])),
-                  "{}: subtraction with a bool operand ({} - {}) is not supported; use "
-                  "logical_not() or logical_xor() instead",
-                  id, a[0].str(), a[1].str());
-    DType dtype;
-    auto ops = elementwise_prep(id, {a[0], a[1]}, Promotion::Default, &dtype);
-    const Value& alpha = a[2];
-    THUNDER_CHECK(alpha.is_number(), "{}: alpha must be a number, got {}", id, alpha.str());
-    THUNDER_CHECK(!is_bool(alpha.number_dtype()) || is_bool(dtype),
-                  "{}: a bool alpha ({}) is only supported for bool results, not {}", id,
-                  alpha.str(), long_name(dtype));
-    if (!alpha.is_number_proxy()) {
-      THUNDER_CHECK(is_float(dtype) || alpha.kind() != Value::Kind::Double,
-                    "{}: alpha {} must be an integer for an {} result", id, alpha.str(),
-                    long_name(dtype));
-      if (alpha.to_double() == 1.0) return prim(ops[0], ops[1]);
-    }
-    return prim(ops[0], scale(ops[0], ops[1], maybe_convert(alpha, dtype), dtype));
-  });
+  define(
+      id, {"a", "b", "alpha"}, kElementwise, [id, prim, refuses_bools](const OpArgs& a) -> Value {
+        THUNDER_CHECK(a[0].is_tensor() || a[1].is_tensor(),
+                      "{}: expected a tensor operand, got {} and {}", id, a[0].str(), a[1].str());
+        THUNDER_CHECK(!refuses_bools || (!is_bool_operand(a[0]) && !is_bool_operand(a[1])),
+                      "{}: subtraction with a bool operand ({} - {}) is not supported; use "
+                      "logical_not() or logical_xor() instead",
+                      id, a[0].str(), a[1].str());
+        DType dtype;
+        auto ops = elementwise_prep(id, {a[0], a[1]}, Promotion::Default, &dtype);
+        const Value& alpha = a[2];
+        THUNDER_CHECK(alpha.is_number(), "{}: alpha must be a number, got {}", id, alpha.str());
+        THUNDER_CHECK(!is_bool(alpha.number_dtype()) || is_bool(dtype),
+                      "{}: a bool alpha ({}) is only supported for bool results, not {}", id,
+                      alpha.str(), long_name(dtype));
+        if (!alpha.is_number_proxy()) {
+          THUNDER_CHECK(is_float(dtype) || alpha.kind() != Value::Kind::Double,
+                        "{}: alpha {} must be an integer for an {} result", id, alpha.str(),
+                        long_name(dtype));
+          if (alpha.to_double() == 1.0) return prim(ops[0], ops[1]);
+        }
+        return prim(ops[0], scale(ops[0], ops[1], maybe_convert(alpha, dtype), dtype));
+      });
 }
 
 }  // namespace
@@ -113,12 +114,11 @@ void register_elementwise() {
   binary("logical_or", prims::logical_or, Promotion::AlwaysBool);
 
   for (auto [name, prim] : {std::pair<const char*, PrimUnary>{"neg", prims::neg},
-                             std::pair<const char*, PrimUnary>{"abs", prims::abs}}) {
+                            std::pair<const char*, PrimUnary>{"abs", prims::abs}}) {
     std::string id = std::string("ltorch.") + name;
     define(id, {"a"}, kElementwise, [id, prim = prim](const OpArgs& a) -> Value {
       const Proxy& p = tensor_arg(id, a[0], "a");
-      THUNDER_CHECK(!is_bool(p.dtype), "{}: not supported for bool tensors (use logical_not)",
-                    id);
+      THUNDER_CHECK(!is_bool(p.dtype), "{}: not supported for bool tensors (use logical_not)", id);
       return prim(a[0]);
     });
   }
@@ -186,16 +186,16 @@ void register_elementwise() {
 #define BINARY(name) \
   Value name(const Value& a, const Value& b) { THUNDER_LTORCH_CALL("ltorch." #name, a, b); }
 
-UNARY(neg) UNARY(abs) UNARY(exp) UNARY(log) UNARY(log1p) UNARY(sqrt) UNARY(rsqrt) UNARY(sin)
-UNARY(cos) UNARY(tanh) UNARY(sigmoid) UNARY(relu) UNARY(silu) UNARY(erf) UNARY(reciprocal)
-UNARY(logical_not)
-BINARY(mul) BINARY(div) BINARY(pow) BINARY(maximum) BINARY(minimum) BINARY(eq) BINARY(ne)
-BINARY(lt) BINARY(le) BINARY(gt) BINARY(ge) BINARY(logical_and) BINARY(logical_or)
-
+UNARY(neg)
+UNARY(abs) UNARY(exp) UNARY(log) UNARY(log1p) UNARY(sqrt) UNARY(rsqrt) UNARY(sin) UNARY(cos)
+    UNARY(tanh) UNARY(sigmoid) UNARY(relu) UNARY(silu) UNARY(erf) UNARY(reciprocal)
+        UNARY(logical_not) BINARY(mul) BINARY(div) BINARY(pow) BINARY(maximum) BINARY(minimum)
+            BINARY(eq) BINARY(ne) BINARY(lt) BINARY(le) BINARY(gt) BINARY(ge) BINARY(logical_and)
+                BINARY(logical_or)
 #undef UNARY
 #undef BINARY
 
-Value add(const Value& a, const Value& b, const Value& alpha) {
+                    Value add(const Value& a, const Value& b, const Value& alpha) {
   THUNDER_LTORCH_CALL("ltorch.add", a, b, alpha);
 }
 Value sub(const Value& a, const Value& b, const Value& alpha) {

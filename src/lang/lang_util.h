@@ -64,6 +64,6 @@ void register_backward();
 }  // namespace thunder::ltorch::detail
 
 // Defines a wrapper's body: looks the symbol up once, then calls it.
-#define THUNDER_LTORCH_CALL(id, ...)                                     \
+#define THUNDER_LTORCH_CALL(id, ...)                                    \
   static const ::thunder::Symbol& sym_ = ::thunder::ltorch::symbol(id); \
   return ::thunder::call_symbol(sym_, {__VA_ARGS__})

@@ -45,8 +45,10 @@ struct Shifted {
 Shifted shift_by_max(const std::string& op, const Value& x, int64_t dim) {
   const Proxy& p = float_arg(op, x, "a");
   std::vector<int64_t> dims;
-  if (p.ndim() > 0) dims.push_back(canonical_dim(op, dim, p.ndim()));
-  else canonical_dim(op, dim, 0);
+  if (p.ndim() > 0)
+    dims.push_back(canonical_dim(op, dim, p.ndim()));
+  else
+    canonical_dim(op, dim, 0);
   Value xc = maybe_convert(x, compute_dtype(p.dtype));
   Value m = unreduce(prims::amax(xc, dims), p.shape, dims);
   return {prims::sub(xc, m), dims};
@@ -174,8 +176,8 @@ Value layer_norm_body(const OpArgs& args) {
   Value xc = maybe_convert(args[0], dt);
   Value mean = prims::div(prims::sum(xc, dims), static_cast<double>(numel(ns)));
   Value rstd = prims::rsqrt(prims::add(prims::var(xc, dims, 0.0), eps));
-  Value out = prims::mul(prims::sub(xc, unreduce(mean, x.shape, dims)),
-                         unreduce(rstd, x.shape, dims));
+  Value out =
+      prims::mul(prims::sub(xc, unreduce(mean, x.shape, dims)), unreduce(rstd, x.shape, dims));
   if (!args[2].is_none())
     out = prims::mul(out, broadcast_to(op, maybe_convert(args[2], dt), x.shape));
   if (!args[3].is_none())
@@ -199,14 +201,14 @@ Value cross_entropy_body(const OpArgs& args) {
   const std::string op = "ltorch.cross_entropy";
   const Proxy& logits = float_arg(op, args[0], "logits");
   const Proxy& targets = tensor_arg(op, args[1], "targets");
-  THUNDER_CHECK(targets.dtype == DType::i64, "{}: targets must be int64 class indices, got {}",
-                op, long_name(targets.dtype));
+  THUNDER_CHECK(targets.dtype == DType::i64, "{}: targets must be int64 class indices, got {}", op,
+                long_name(targets.dtype));
   THUNDER_CHECK(logits.ndim() == 1 || logits.ndim() == 2,
                 "{}: logits must be [C] or [N, C], got shape {}", op, shape_str(logits.shape));
   Value x = args[0], t = args[1];
   if (logits.ndim() == 1) {
-    THUNDER_CHECK(targets.ndim() == 0, "{}: logits of shape {} need a 0-d target, got shape {}",
-                  op, shape_str(logits.shape), shape_str(targets.shape));
+    THUNDER_CHECK(targets.ndim() == 0, "{}: logits of shape {} need a 0-d target, got shape {}", op,
+                  shape_str(logits.shape), shape_str(targets.shape));
     x = prims::reshape(x, {1, logits.shape[0]});
     t = prims::reshape(t, {1});
   } else {
@@ -223,10 +225,10 @@ Value nll_loss_body(const OpArgs& args) {
   const std::string op = "ltorch.nll_loss";
   const Proxy& logp = float_arg(op, args[0], "log_probs");
   const Proxy& targets = tensor_arg(op, args[1], "targets");
-  THUNDER_CHECK(logp.ndim() == 2 && targets.shape == Shape{logp.shape[0]} &&
-                    targets.dtype == DType::i64,
-                "{}: expected [N, C] log-probabilities and [N] int64 targets, got {} and {} {}",
-                op, shape_str(logp.shape), long_name(targets.dtype), shape_str(targets.shape));
+  THUNDER_CHECK(
+      logp.ndim() == 2 && targets.shape == Shape{logp.shape[0]} && targets.dtype == DType::i64,
+      "{}: expected [N, C] log-probabilities and [N] int64 targets, got {} and {} {}", op,
+      shape_str(logp.shape), long_name(targets.dtype), shape_str(targets.shape));
   const int64_t n = logp.shape[0];
   const Value &lp = args[0], &t = args[1];
   Value valid = prims::ne(t, int64_t{-100});
@@ -318,8 +320,7 @@ Value cross_entropy(const Value& logits, const Value& targets) {
 Value nll_loss(const Value& log_probs, const Value& targets) {
   THUNDER_LTORCH_CALL("ltorch.nll_loss", log_probs, targets);
 }
-Value scaled_dot_product_attention(const Value& q, const Value& k, const Value& v,
-                                   bool is_causal) {
+Value scaled_dot_product_attention(const Value& q, const Value& k, const Value& v, bool is_causal) {
   THUNDER_LTORCH_CALL("ltorch.scaled_dot_product_attention", q, k, v, is_causal);
 }
 

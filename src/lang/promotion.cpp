@@ -1,6 +1,6 @@
 // Broadcasting and type promotion with PyTorch's rules.
-#include <optional>
 #include <algorithm>
+#include <optional>
 
 #include "lang_util.h"
 
@@ -69,7 +69,8 @@ DType result_type(const std::string& op, const std::vector<Value>& vals) {
       fail("{}: expected tensors or numbers, got {}", op, v.str());
     }
   }
-  auto combine = [](std::optional<DType> higher, std::optional<DType> lower) -> std::optional<DType> {
+  auto combine = [](std::optional<DType> higher,
+                    std::optional<DType> lower) -> std::optional<DType> {
     if (!higher) return lower;
     if (!lower) return higher;
     if (is_float(*higher)) return higher;

@@ -81,9 +81,9 @@ void binary(const char* id, Allowed allowed, bool bool_out = false) {
 void register_elementwise() {
   unary("prims.neg", Allowed::Any);
   unary("prims.abs", Allowed::Any);
-  for (const char* id : {"prims.exp", "prims.log", "prims.log1p", "prims.sqrt", "prims.rsqrt",
-                         "prims.sin", "prims.cos", "prims.tanh", "prims.erf", "prims.reciprocal",
-                         "prims.sigmoid"})
+  for (const char* id :
+       {"prims.exp", "prims.log", "prims.log1p", "prims.sqrt", "prims.rsqrt", "prims.sin",
+        "prims.cos", "prims.tanh", "prims.erf", "prims.reciprocal", "prims.sigmoid"})
     unary(id, Allowed::Float);
   unary("prims.bitwise_not", Allowed::IntOrBool);
   unary("prims.logical_not", Allowed::Any, /*bool_out=*/true);
@@ -107,8 +107,10 @@ void register_elementwise() {
                          "prims.where: a or b must be a tensor, got {} and {}", a[1].str(),
                          a[2].str());
            const Proxy& t = check_operands(a, 1, Allowed::Any);
-           THUNDER_CHECK(t.shape == pred.shape, "prims.where: pred shape {} and value shape {} "
-                         "must be equal", shape_str(pred.shape), shape_str(t.shape));
+           THUNDER_CHECK(t.shape == pred.shape,
+                         "prims.where: pred shape {} and value shape {} "
+                         "must be equal",
+                         shape_str(pred.shape), shape_str(t.shape));
            THUNDER_CHECK(t.device == pred.device, "prims.where: devices {} and {} must be equal",
                          pred.device.str(), t.device.str());
            return new_tensor(t.shape, t.dtype, t.device);
@@ -128,17 +130,16 @@ void register_elementwise() {
 #define BINARY(name) \
   Value name(const Value& a, const Value& b) { THUNDER_PRIM_CALL("prims." #name, a, b); }
 
-UNARY(neg) UNARY(abs) UNARY(exp) UNARY(log) UNARY(log1p) UNARY(sqrt) UNARY(rsqrt) UNARY(sin)
-UNARY(cos) UNARY(tanh) UNARY(erf) UNARY(reciprocal) UNARY(sigmoid) UNARY(bitwise_not)
-UNARY(logical_not)
-BINARY(add) BINARY(sub) BINARY(mul) BINARY(div) BINARY(pow) BINARY(maximum) BINARY(minimum)
-BINARY(bitwise_and) BINARY(bitwise_or) BINARY(bitwise_xor) BINARY(eq) BINARY(ne) BINARY(lt)
-BINARY(le) BINARY(gt) BINARY(ge) BINARY(logical_and) BINARY(logical_or)
-
+UNARY(neg)
+UNARY(abs) UNARY(exp) UNARY(log) UNARY(log1p) UNARY(sqrt) UNARY(rsqrt) UNARY(sin) UNARY(cos)
+    UNARY(tanh) UNARY(erf) UNARY(reciprocal) UNARY(sigmoid) UNARY(bitwise_not) UNARY(logical_not)
+        BINARY(add) BINARY(sub) BINARY(mul) BINARY(div) BINARY(pow) BINARY(maximum) BINARY(minimum)
+            BINARY(bitwise_and) BINARY(bitwise_or) BINARY(bitwise_xor) BINARY(eq) BINARY(ne)
+                BINARY(lt) BINARY(le) BINARY(gt) BINARY(ge) BINARY(logical_and) BINARY(logical_or)
 #undef UNARY
 #undef BINARY
 
-Value where(const Value& pred, const Value& a, const Value& b) {
+                    Value where(const Value& pred, const Value& a, const Value& b) {
   THUNDER_PRIM_CALL("prims.where", pred, a, b);
 }
 

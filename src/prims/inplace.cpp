@@ -14,12 +14,18 @@ void register_inplace() {
          [](const OpArgs& a) -> Value {
            const Proxy& src = a.tensor(0);
            const Proxy& dst = a.tensor(1);
-           THUNDER_CHECK(src.shape == dst.shape, "prims.copy_: shapes {} (src) and {} (dst) "
-                         "must be equal", shape_str(src.shape), shape_str(dst.shape));
-           THUNDER_CHECK(src.dtype == dst.dtype, "prims.copy_: dtypes {} (src) and {} (dst) "
-                         "must be equal", long_name(src.dtype), long_name(dst.dtype));
-           THUNDER_CHECK(src.device == dst.device, "prims.copy_: devices {} (src) and {} (dst) "
-                         "must be equal", src.device.str(), dst.device.str());
+           THUNDER_CHECK(src.shape == dst.shape,
+                         "prims.copy_: shapes {} (src) and {} (dst) "
+                         "must be equal",
+                         shape_str(src.shape), shape_str(dst.shape));
+           THUNDER_CHECK(src.dtype == dst.dtype,
+                         "prims.copy_: dtypes {} (src) and {} (dst) "
+                         "must be equal",
+                         long_name(src.dtype), long_name(dst.dtype));
+           THUNDER_CHECK(src.device == dst.device,
+                         "prims.copy_: devices {} (src) and {} (dst) "
+                         "must be equal",
+                         src.device.str(), dst.device.str());
            return new_tensor(dst.shape, dst.dtype, dst.device);
          });
   define("prims.update_aliases", {"aliases"}, tag_bits({OpTag::IN_PLACE, OpTag::DONT_DCE}),

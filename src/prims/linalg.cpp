@@ -13,8 +13,7 @@ void check_same(const OpArgs& a, const Proxy& x, size_t xi, const Proxy& y, size
   THUNDER_CHECK(x.dtype == y.dtype, "{}: dtypes {} ({}) and {} ({}) must be equal", a.symbol().id,
                 long_name(x.dtype), a.param_name(xi), long_name(y.dtype), a.param_name(yi));
   THUNDER_CHECK(x.device == y.device, "{}: devices {} ({}) and {} ({}) must be equal",
-                a.symbol().id, x.device.str(), a.param_name(xi), y.device.str(),
-                a.param_name(yi));
+                a.symbol().id, x.device.str(), a.param_name(xi), y.device.str(), a.param_name(yi));
 }
 
 void check_float(const OpArgs& a, const Proxy& x, size_t i) {
@@ -38,8 +37,7 @@ Value matmul_meta(const OpArgs& a) {
   Shape out;
   if (x.ndim() >= 2 && y.ndim() >= 2) {
     Shape bx(x.shape.begin(), x.shape.end() - 2), by(y.shape.begin(), y.shape.end() - 2);
-    THUNDER_CHECK(bx == by,
-                  "prims.matmul: batch dims {} and {} of shapes {} and {} must be equal",
+    THUNDER_CHECK(bx == by, "prims.matmul: batch dims {} and {} of shapes {} and {} must be equal",
                   shape_str(bx), shape_str(by), shape_str(x.shape), shape_str(y.shape));
     out = bx;
     out.push_back(x.shape[x.ndim() - 2]);
@@ -84,8 +82,10 @@ Value embedding_meta(const OpArgs& a) {
                 "prims.embedding: indices must be int64 or int32, got {}", long_name(idx.dtype));
   THUNDER_CHECK(w.ndim() == 2, "prims.embedding: weight must be 2-D, got shape {}",
                 shape_str(w.shape));
-  THUNDER_CHECK(idx.device == w.device, "prims.embedding: devices {} (indices) and {} (weight) "
-                "must be equal", idx.device.str(), w.device.str());
+  THUNDER_CHECK(idx.device == w.device,
+                "prims.embedding: devices {} (indices) and {} (weight) "
+                "must be equal",
+                idx.device.str(), w.device.str());
   Shape out = idx.shape;
   out.push_back(w.shape[1]);
   return new_tensor(out, w.dtype, w.device);

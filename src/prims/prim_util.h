@@ -40,6 +40,6 @@ void register_inplace();
 }  // namespace thunder::prims::detail
 
 // Defines a wrapper's body: looks the prim up once, then calls it.
-#define THUNDER_PRIM_CALL(id, ...)                              \
+#define THUNDER_PRIM_CALL(id, ...)                                     \
   static const ::thunder::Symbol& sym_ = ::thunder::prims::symbol(id); \
   return ::thunder::prims::detail::call(sym_, {__VA_ARGS__})

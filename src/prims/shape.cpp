@@ -22,10 +22,12 @@ void register_shape() {
              THUNDER_CHECK(dims[i] >= 0 && dims[i] < static_cast<int64_t>(shape.size()) &&
                                (i == 0 || dims[i] > dims[i - 1]),
                            "prims.broadcast_in_dim: broadcast_dimensions {} must be increasing "
-                           "and within rank {}", Value(dims).str(), shape.size());
+                           "and within rank {}",
+                           Value(dims).str(), shape.size());
              THUNDER_CHECK(t.shape[i] == 1 || t.shape[i] == shape[dims[i]],
                            "prims.broadcast_in_dim: input dim {} of size {} cannot broadcast to "
-                           "size {}", i, t.shape[i], shape[dims[i]]);
+                           "size {}",
+                           i, t.shape[i], shape[dims[i]]);
            }
            for (int64_t s : shape)
              THUNDER_CHECK(s >= 0, "prims.broadcast_in_dim: negative size in shape {}",
@@ -71,10 +73,10 @@ void register_shape() {
                          Value(start).str(), Value(end).str(), Value(strides).str(), t.ndim());
            Shape out(start.size());
            for (size_t i = 0; i < start.size(); ++i) {
-             THUNDER_CHECK(0 <= start[i] && start[i] <= end[i] && end[i] <= t.shape[i] &&
-                               strides[i] >= 1,
-                           "prims.slice: dim {}: start {}, end {}, stride {} invalid for size {}",
-                           i, start[i], end[i], strides[i], t.shape[i]);
+             THUNDER_CHECK(
+                 0 <= start[i] && start[i] <= end[i] && end[i] <= t.shape[i] && strides[i] >= 1,
+                 "prims.slice: dim {}: start {}, end {}, stride {} invalid for size {}", i,
+                 start[i], end[i], strides[i], t.shape[i]);
              out[i] = (end[i] - start[i] + strides[i] - 1) / strides[i];
            }
            return new_tensor(out, t.dtype, t.device);
@@ -104,8 +106,8 @@ void register_shape() {
     for (const Value& v : ts)
       THUNDER_CHECK(v.is_tensor(), "prims.cat: expected tensors, got {}", v.str());
     const Proxy& first = *ts[0].proxy();
-    THUNDER_CHECK(dim >= 0 && dim < first.ndim(), "prims.cat: dim {} out of range for rank {}",
-                  dim, first.ndim());
+    THUNDER_CHECK(dim >= 0 && dim < first.ndim(), "prims.cat: dim {} out of range for rank {}", dim,
+                  first.ndim());
     Shape out = first.shape;
     for (size_t k = 1; k < ts.size(); ++k) {
       const Proxy& p = *ts[k].proxy();
@@ -118,8 +120,8 @@ void register_shape() {
       for (int64_t i = 0; i < p.ndim(); ++i)
         if (i != dim)
           THUNDER_CHECK(p.shape[i] == first.shape[i],
-                        "prims.cat: shapes {} and {} differ outside dim {}",
-                        shape_str(first.shape), shape_str(p.shape), dim);
+                        "prims.cat: shapes {} and {} differ outside dim {}", shape_str(first.shape),
+                        shape_str(p.shape), dim);
       out[dim] += p.shape[dim];
     }
     return new_tensor(out, first.dtype, first.device);
@@ -140,8 +142,7 @@ void register_shape() {
              THUNDER_CHECK(interior >= 0, "prims.pad: negative interior padding {}", interior);
              int64_t n = t.shape[i];
              out[i] = lo + hi + n + (n > 0 ? (n - 1) * interior : 0);
-             THUNDER_CHECK(out[i] >= 0, "prims.pad: dim {} would have negative size {}", i,
-                           out[i]);
+             THUNDER_CHECK(out[i] >= 0, "prims.pad: dim {} would have negative size {}", i, out[i]);
            }
            return new_tensor(out, t.dtype, t.device);
          });

@@ -58,8 +58,8 @@ class ThunderBackward : public torch::autograd::Node {
 void connect_autograd(const std::shared_ptr<CompiledBackward>& backward,
                       std::vector<at::Tensor>& outputs, std::vector<at::Tensor> saved,
                       const std::vector<at::Tensor>& grad_inputs) {
-  auto node = std::shared_ptr<ThunderBackward>(
-      new ThunderBackward(backward, std::move(saved)), torch::autograd::deleteNode);
+  auto node = std::shared_ptr<ThunderBackward>(new ThunderBackward(backward, std::move(saved)),
+                                               torch::autograd::deleteNode);
   node->set_next_edges(torch::autograd::collect_next_edges(grad_inputs));
   for (int32_t i : backward->differentiable_outputs) {
     at::Tensor& o = outputs[i];

@@ -23,9 +23,9 @@ std::atomic<int64_t> g_peak{0};
 constexpr size_t kHeader = 64;
 
 struct Header {
-  int64_t bytes;      // as requested
-  size_t block;       // the allocation behind it (header included)
-  BufferPool* pool;   // holds a reference; nullptr for system blocks
+  int64_t bytes;     // as requested
+  size_t block;      // the allocation behind it (header included)
+  BufferPool* pool;  // holds a reference; nullptr for system blocks
 };
 static_assert(sizeof(Header) <= kHeader);
 

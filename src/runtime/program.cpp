@@ -38,7 +38,8 @@ Operand operand(const Symbol& sym, const Value& v, const SlotMap& slots) {
   if (v.is_list() && !v.as_list().empty() && v.as_list()[0].is_proxy()) {
     Operand o;
     o.kind = Operand::Kind::TensorList;
-    for (const Value& e : v.as_list()) o.slots.push_back(e.is_none() ? -1 : slots.get(sym, e.proxy()));
+    for (const Value& e : v.as_list())
+      o.slots.push_back(e.is_none() ? -1 : slots.get(sym, e.proxy()));
     return o;
   }
   return const_operand(v);
@@ -67,7 +68,8 @@ Program Program::lower(const Trace& trace, const std::vector<Input>& inputs,
                          "lower: {} input sources for {} inputs", inputs.size(),
                          trace.inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i)
-    prog.inputs_.push_back({inputs[i], slots.define(trace.inputs[i]), trace.inputs[i]->is_number()});
+    prog.inputs_.push_back(
+        {inputs[i], slots.define(trace.inputs[i]), trace.inputs[i]->is_number()});
   for (const BoundSymbol& b : trace.bsyms) {
     if (b.sym == &del_symbol()) {
       THUNDER_INTERNAL_CHECK(!prog.instrs_.empty(),

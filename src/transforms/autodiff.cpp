@@ -69,7 +69,7 @@ class RuleContext : public VjpContext {
   }
 
   std::vector<std::pair<ProxyPtr, ProxyPtr>> gets;  // placeholder, forward value
-  std::vector<std::pair<ProxyPtr, Value>> puts;      // input, gradient contribution
+  std::vector<std::pair<ProxyPtr, Value>> puts;     // input, gradient contribution
 
  private:
   TraceCtx& ctx_;
@@ -327,7 +327,8 @@ ForwardBackward split_forward_backward(const JointTrace& j) {
   for (const BoundSymbol& b : joint.bsyms) {
     if (!b.has_tag(StmtTag::BACKWARD)) continue;
     for (const ProxyPtr& p : b.flat_args())
-      if (!produced_by_bwd.count(p.get()) && !cotangent.count(p.get()) && seen.insert(p.get()).second)
+      if (!produced_by_bwd.count(p.get()) && !cotangent.count(p.get()) &&
+          seen.insert(p.get()).second)
         fb.saved.push_back(p);
     for (const ProxyPtr& p : b.flat_outputs()) produced_by_bwd.insert(p.get());
   }
@@ -354,8 +355,7 @@ ForwardBackward split_forward_backward(const JointTrace& j) {
   fb.backward.inputs = fb.saved;
   for (const ProxyPtr& c : j.cotangents)
     if (c) fb.backward.inputs.push_back(c);
-  fb.backward.output =
-      Value(std::vector<Value>(results.begin() + j.num_outputs, results.end()));
+  fb.backward.output = Value(std::vector<Value>(results.begin() + j.num_outputs, results.end()));
 
   for (const BoundSymbol& b : joint.bsyms)
     (b.has_tag(StmtTag::BACKWARD) ? fb.backward : fb.forward).bsyms.push_back(b);
@@ -381,9 +381,10 @@ void check_saved_explicitly(const JointTrace& joint, const std::vector<ProxyPtr>
       }
       if (reader != "the returned gradients") break;
     }
-    fail("strict_saved_for_backward: the backward reads {} (\"{}\") from the forward in {}, but "
-         "no grad rule saved it explicitly; call thunder::save_for_backward on it in that rule",
-         p->name, p->type_str(), reader);
+    fail(
+        "strict_saved_for_backward: the backward reads {} (\"{}\") from the forward in {}, but "
+        "no grad rule saved it explicitly; call thunder::save_for_backward on it in that rule",
+        p->name, p->type_str(), reader);
   }
 }
 

@@ -150,7 +150,8 @@ std::vector<std::vector<size_t>> fusion_groups(const std::vector<BoundSymbol>& b
 }
 
 Trace form_fusion_regions(const Trace& trace, const std::vector<bool>& fusible,
-                          FusionStrategy strategy, int executor, const RegionSymbolFn& make_symbol) {
+                          FusionStrategy strategy, int executor,
+                          const RegionSymbolFn& make_symbol) {
   const auto& bsyms = trace.bsyms;
   std::vector<std::vector<size_t>> groups = fusion_groups(bsyms, fusible, strategy);
   // Units: each group, and each statement outside groups, keyed by its first statement.

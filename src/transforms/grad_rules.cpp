@@ -29,7 +29,6 @@ Value unbroadcast(const Value& g, const Shape& in_shape, const std::vector<int64
   return P(r).shape == in_shape ? r : prims::reshape(r, in_shape);
 }
 
-
 std::vector<int64_t> iota_dims(int64_t n) {
   std::vector<int64_t> d(n);
   for (int64_t i = 0; i < n; ++i) d[i] = i;
@@ -47,7 +46,8 @@ std::vector<int64_t> kept_dims(int64_t n, const std::vector<int64_t>& dims) {
 // A reduction's result broadcast back to the input shape.
 Value restore(const Value& r, const Shape& in_shape, const std::vector<int64_t>& dims) {
   if (dims.empty()) return r;
-  return prims::broadcast_in_dim(r, in_shape, kept_dims(static_cast<int64_t>(in_shape.size()), dims));
+  return prims::broadcast_in_dim(r, in_shape,
+                                 kept_dims(static_cast<int64_t>(in_shape.size()), dims));
 }
 
 Value zeros_like(const Proxy& p) { return prims::full(p.shape, 0.0, p.device, p.dtype); }
@@ -108,7 +108,8 @@ void register_builtin_grad_rules() {
   });
   rule("prims.broadcast_in_dim", [](VjpContext& g, const OpArgs& a) {
     Value out = prims::broadcast_in_dim(a[0], a.ints(1), a.ints(2));
-    if (g.requires_grad(a[0])) g.put_grad(a[0], unbroadcast(g.get_grad(out), P(a[0]).shape, a.ints(2)));
+    if (g.requires_grad(a[0]))
+      g.put_grad(a[0], unbroadcast(g.get_grad(out), P(a[0]).shape, a.ints(2)));
     return out;
   });
 
@@ -120,12 +121,10 @@ void register_builtin_grad_rules() {
       return out;
     });
   };
-  unary("prims.exp", prims::exp, [](const Value&, const Value& out, const Value& go) {
-    return prims::mul(go, out);
-  });
-  unary("prims.log", prims::log, [](const Value& a, const Value&, const Value& go) {
-    return prims::div(go, a);
-  });
+  unary("prims.exp", prims::exp,
+        [](const Value&, const Value& out, const Value& go) { return prims::mul(go, out); });
+  unary("prims.log", prims::log,
+        [](const Value& a, const Value&, const Value& go) { return prims::div(go, a); });
   unary("prims.log1p", prims::log1p, [](const Value& a, const Value&, const Value& go) {
     return prims::div(go, prims::add(a, 1.0));
   });
@@ -156,7 +155,8 @@ void register_builtin_grad_rules() {
   });
   unary("prims.abs", prims::abs, [](const Value& a, const Value&, const Value& go) {
     // sign(a) * g, with sign(0) = 0
-    return prims::where(prims::gt(a, 0.0), go, prims::where(prims::lt(a, 0.0), prims::neg(go), 0.0));
+    return prims::where(prims::gt(a, 0.0), go,
+                        prims::where(prims::lt(a, 0.0), prims::neg(go), 0.0));
   });
 
   // ---- elementwise binary (either operand may be a number) ----
@@ -336,7 +336,8 @@ void register_builtin_grad_rules() {
       Value out = is_max ? prims::amax(a[0], dims) : prims::amin(a[0], dims);
       if (g.requires_grad(a[0])) {
         const Proxy& x = P(a[0]);
-        Value mask = prims::convert_element_type(prims::eq(a[0], restore(out, x.shape, dims)), x.dtype);
+        Value mask =
+            prims::convert_element_type(prims::eq(a[0], restore(out, x.shape, dims)), x.dtype);
         Value count = dims.empty() ? mask : prims::sum(mask, dims);
         Value go = prims::div(g.get_grad(out), count);
         g.put_grad(a[0], prims::mul(restore(go, x.shape, dims), mask));
@@ -353,7 +354,8 @@ void register_builtin_grad_rules() {
       int64_t n = 1;
       for (int64_t d : dims) n *= x.shape[d];
       Value sum = dims.empty() ? a[0] : prims::sum(a[0], dims);
-      Value centered = prims::sub(a[0], restore(prims::div(sum, static_cast<double>(n)), x.shape, dims));
+      Value centered =
+          prims::sub(a[0], restore(prims::div(sum, static_cast<double>(n)), x.shape, dims));
       Value go = prims::mul(restore(g.get_grad(out), x.shape, dims), 2.0 / (n - correction));
       g.put_grad(a[0], prims::mul(go, centered));
     }
@@ -367,8 +369,10 @@ void register_builtin_grad_rules() {
     const Proxy &x = P(a[0]), &y = P(a[1]);
     int64_t nx = x.ndim(), ny = y.ndim();
     if (nx == 1 && ny == 1) {  // dot: go is 0-d
-      if (g.requires_grad(a[0])) g.put_grad(a[0], prims::mul(prims::broadcast_in_dim(go, x.shape, {}), a[1]));
-      if (g.requires_grad(a[1])) g.put_grad(a[1], prims::mul(prims::broadcast_in_dim(go, y.shape, {}), a[0]));
+      if (g.requires_grad(a[0]))
+        g.put_grad(a[0], prims::mul(prims::broadcast_in_dim(go, x.shape, {}), a[1]));
+      if (g.requires_grad(a[1]))
+        g.put_grad(a[1], prims::mul(prims::broadcast_in_dim(go, y.shape, {}), a[0]));
     } else if (ny == 1) {  // [..., m, k] @ [k] -> [..., m]
       if (g.requires_grad(a[0])) {
         Value gb = prims::broadcast_in_dim(go, x.shape, iota_dims(nx - 1));
@@ -485,7 +489,8 @@ void register_builtin_grad_rules() {
   // relu: no gradient at 0 (maximum(a, 0) would give half).
   rule("ltorch.relu", [](VjpContext& g, const OpArgs& a) {
     Value out = a.symbol().body(a);
-    if (g.requires_grad(a[0])) g.put_grad(a[0], prims::where(prims::gt(out, 0.0), g.get_grad(out), 0.0));
+    if (g.requires_grad(a[0]))
+      g.put_grad(a[0], prims::where(prims::gt(out, 0.0), g.get_grad(out), 0.0));
     return out;
   });
   // clamp: the full gradient where min <= a <= max.

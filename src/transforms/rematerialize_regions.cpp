@@ -104,7 +104,7 @@ Plan plan_recompute(const BoundSymbol& a, const ProxyPtr& v, const ProxySet& ava
     const BoundSymbol& s = a.subsymbols[it->second];
     if (!recomputable(s)) {
       if (p == v || !contains(a_outputs, p.get())) return plan;  // not ok
-      leaf(p);  // materialised by A anyway
+      leaf(p);                                                   // materialised by A anyway
       continue;
     }
     take[it->second] = true;

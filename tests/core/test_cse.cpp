@@ -1,12 +1,11 @@
 // Common subexpression elimination on hand-built traces: duplicates merge
 // (transitively), their outputs are renamed everywhere later, and statements
 // with state or side effects never merge.
-#include "thunder/transforms/cse.h"
-
 #include <gtest/gtest.h>
 
 #include "test_symbols.h"
 #include "thunder/prims/prims.h"
+#include "thunder/transforms/cse.h"
 
 namespace thunder {
 namespace {
@@ -44,8 +43,8 @@ TEST(Cse, RenamesInsideDecompositions) {
   {
     TracingScope s(t);
     ProxyPtr x = s.ctx().add_tensor_input("x", {2}, DType::f32, Device::cpu(), false);
-    prims::exp(x);  // t0
-    Value b = prims::exp(x);  // t1
+    prims::exp(x);                 // t0
+    Value b = prims::exp(x);       // t1
     t.output = testing::outer(b);  // reads b in its subsymbols too
   }
   Trace out = cse(t);

@@ -117,8 +117,7 @@ TEST(FusionRegions, NeverCrossTheBackwardBoundary) {
     Trace f = fuse(t, strategy);
     for (const BoundSymbol& r : f.bsyms) {
       bool fwd = false, bwd = false;
-      for (const BoundSymbol& s : r.subsymbols)
-        (s.has_tag(StmtTag::BACKWARD) ? bwd : fwd) = true;
+      for (const BoundSymbol& s : r.subsymbols) (s.has_tag(StmtTag::BACKWARD) ? bwd : fwd) = true;
       EXPECT_FALSE(fwd && bwd) << f;
       EXPECT_EQ(r.has_tag(StmtTag::BACKWARD), bwd) << f;
     }
@@ -146,10 +145,9 @@ TEST(FusionRegions, DataflowMergesIndependentGroupsHorizontally) {
 
 TEST(FusionRegions, DeclinedRegionsKeepTheirStatements) {
   Trace t = split_by_barrier();
-  Trace f = form_fusion_regions(t, fusible_of(t), FusionStrategy::Consecutive, 0,
-                                [](int, const BoundSymbol&) -> std::shared_ptr<const Symbol> {
-                                  return nullptr;
-                                });
+  Trace f = form_fusion_regions(
+      t, fusible_of(t), FusionStrategy::Consecutive, 0,
+      [](int, const BoundSymbol&) -> std::shared_ptr<const Symbol> { return nullptr; });
   EXPECT_EQ(f.str(), t.str());
 }
 

@@ -1,14 +1,13 @@
 // parse_trace reads back what the printer writes: print(parse(print(t))) ==
 // print(t) on hand-built traces, the parsed IR has the traced metadata, and
 // every malformed line is an error naming its line.
-#include "thunder/core/parse_trace.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
 #include "test_symbols.h"
+#include "thunder/core/parse_trace.h"
 #include "thunder/core/tracing.h"
 #include "thunder/lang/ltorch.h"
 #include "thunder/prims/prims.h"
@@ -64,14 +63,30 @@ TEST(ParseTrace, EveryLiteralKind) {
     ProxyPtr n = s.ctx().add_number_input("n", DType::f64);
     ProxyPtr i = s.ctx().add_number_input("i", DType::i64);
     ProxyPtr b = s.ctx().add_number_input("b", DType::b8);
-    Value a = show({x, 3, -7, 2.0, 0.1, 1e-5, -0.5, 1e16, -2e-7, true, false, Value(), n, i, b,
+    Value a = show({x,
+                    3,
+                    -7,
+                    2.0,
+                    0.1,
+                    1e-5,
+                    -0.5,
+                    1e16,
+                    -2e-7,
+                    true,
+                    false,
+                    Value(),
+                    n,
+                    i,
+                    b,
                     std::numeric_limits<double>::infinity(),
                     -std::numeric_limits<double>::infinity(),
-                    std::numeric_limits<double>::quiet_NaN(), 0.0, -0.0});
-    Value c = show({DType::f32, DType::i64, DType::b8, DType::bf16, Device::cpu(),
-                    Device::cuda(0), Value("tanh"), Value(std::vector<int64_t>{2, 3}),
-                    Value(std::vector<int64_t>{4}), Value(std::vector<int64_t>{}),
-                    Value(std::vector<int64_t>{-1, 0})});
+                    std::numeric_limits<double>::quiet_NaN(),
+                    0.0,
+                    -0.0});
+    Value c =
+        show({DType::f32, DType::i64, DType::b8, DType::bf16, Device::cpu(), Device::cuda(0),
+              Value("tanh"), Value(std::vector<int64_t>{2, 3}), Value(std::vector<int64_t>{4}),
+              Value(std::vector<int64_t>{}), Value(std::vector<int64_t>{-1, 0})});
     Value d = show({Value(std::vector<Value>{x, a, c}), Value(std::vector<Value>{}),
                     Value(std::vector<Value>{Value(1), Value(2.5), Value()}),
                     Value(std::vector<Value>{Value(std::vector<Value>{x}), Value(DType::f16)})});

@@ -10,10 +10,12 @@ namespace {
 TEST(AutogradErrors, PrimWithoutGradRuleNamesItself) {
   // prims.copy_ has no grad rule: differentiating through it is an error
   // (kept in in-place form: functionalization would remove it).
-  auto jfn = jit([](const Tensor& x) {
-    Tensor dst = x * 0.0;
-    return Tensor(prims::copy_(Value(x.proxy()), Value(dst.proxy())).proxy());
-  }, {.skip_inplace_functionalization = true});
+  auto jfn = jit(
+      [](const Tensor& x) {
+        Tensor dst = x * 0.0;
+        return Tensor(prims::copy_(Value(x.proxy()), Value(dst.proxy())).proxy());
+      },
+      {.skip_inplace_functionalization = true});
   try {
     jfn(at::randn({3}).requires_grad_());
     FAIL() << "expected thunder::Error";

@@ -176,8 +176,8 @@ int main(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   int64_t programs = 0, runs = 0, failures = 0;
   for (uint64_t seed = first; seed < last; ++seed) {
-    if (seconds >= 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                                .count() > seconds)
+    if (seconds >= 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > seconds)
       break;
     fuzz::Program p = fuzz::generate(seed);
     if (verbose) std::printf("%s", fuzz::to_cpp(p).c_str());

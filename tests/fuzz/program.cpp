@@ -14,53 +14,79 @@ namespace F = thunder::nn::functional;
 at::Tensor softmax_of(const at::Tensor& x, int64_t d) { return at::softmax(x, d); }
 thunder::Tensor softmax_of(const thunder::Tensor& x, int64_t d) { return F::softmax(x, d); }
 at::Tensor log_softmax_of(const at::Tensor& x, int64_t d) { return at::log_softmax(x, d); }
-thunder::Tensor log_softmax_of(const thunder::Tensor& x, int64_t d) {
-  return F::log_softmax(x, d);
-}
+thunder::Tensor log_softmax_of(const thunder::Tensor& x, int64_t d) { return F::log_softmax(x, d); }
 at::Tensor dropout_of(const at::Tensor& x) { return at::dropout(x, 0.0, true); }
 thunder::Tensor dropout_of(const thunder::Tensor& x) { return F::dropout(x, 0.0, true); }
 
 // Unary functions, bounded where the plain one overflows or leaves its domain
 // (as C++ over at::Tensor, for printing).
-constexpr const char* kUnary[] = {
-    "at::tanh({0})", "at::sigmoid({0})", "at::relu({0})",
-    "at::neg({0})",  "at::abs({0})",     "at::sin({0})",
-    "at::cos({0})",  "at::exp(at::tanh({0}))", "at::log(at::abs({0}) + 1.0)",
-    "at::sqrt(at::abs({0}) + 0.5)", "at::erf({0})", "{0} * at::sigmoid({0})"};
+constexpr const char* kUnary[] = {"at::tanh({0})",
+                                  "at::sigmoid({0})",
+                                  "at::relu({0})",
+                                  "at::neg({0})",
+                                  "at::abs({0})",
+                                  "at::sin({0})",
+                                  "at::cos({0})",
+                                  "at::exp(at::tanh({0}))",
+                                  "at::log(at::abs({0}) + 1.0)",
+                                  "at::sqrt(at::abs({0}) + 0.5)",
+                                  "at::erf({0})",
+                                  "{0} * at::sigmoid({0})"};
 constexpr int kNumUnary = sizeof(kUnary) / sizeof(kUnary[0]);
 
 template <typename T>
 T unary(int fn, const T& a) {
   switch (fn) {
-    case 0: return tanh(a);
-    case 1: return sigmoid(a);
-    case 2: return relu(a);
-    case 3: return neg(a);
-    case 4: return abs(a);
-    case 5: return sin(a);
-    case 6: return cos(a);
-    case 7: return exp(tanh(a));
-    case 8: return log(abs(a) + 1.0);
-    case 9: return sqrt(abs(a) + 0.5);
-    case 10: return erf(a);
-    default: return a * sigmoid(a);
+    case 0:
+      return tanh(a);
+    case 1:
+      return sigmoid(a);
+    case 2:
+      return relu(a);
+    case 3:
+      return neg(a);
+    case 4:
+      return abs(a);
+    case 5:
+      return sin(a);
+    case 6:
+      return cos(a);
+    case 7:
+      return exp(tanh(a));
+    case 8:
+      return log(abs(a) + 1.0);
+    case 9:
+      return sqrt(abs(a) + 0.5);
+    case 10:
+      return erf(a);
+    default:
+      return a * sigmoid(a);
   }
 }
 
-constexpr const char* kBinary[] = {"{0} + {1}", "{0} - {1}", "{0} * {1}",
-                                   "{0} / (at::abs({1}) + 0.5)", "at::maximum({0}, {1})",
+constexpr const char* kBinary[] = {"{0} + {1}",
+                                   "{0} - {1}",
+                                   "{0} * {1}",
+                                   "{0} / (at::abs({1}) + 0.5)",
+                                   "at::maximum({0}, {1})",
                                    "at::minimum({0}, {1})"};
 constexpr int kNumBinary = sizeof(kBinary) / sizeof(kBinary[0]);
 
 template <typename T>
 T binary(int fn, const T& a, const T& b) {
   switch (fn) {
-    case 0: return a + b;
-    case 1: return a - b;
-    case 2: return a * b;
-    case 3: return a / (abs(b) + 0.5);
-    case 4: return maximum(a, b);
-    default: return minimum(a, b);
+    case 0:
+      return a + b;
+    case 1:
+      return a - b;
+    case 2:
+      return a * b;
+    case 3:
+      return a / (abs(b) + 0.5);
+    case 4:
+      return maximum(a, b);
+    default:
+      return minimum(a, b);
   }
 }
 
@@ -69,22 +95,38 @@ T apply_op(const Op& op, std::vector<T>& pool) {
   T& a = pool[op.a];
   const T& b = pool[op.b];
   switch (op.kind) {
-    case Kind::Unary: return unary(op.fn, a);
-    case Kind::Binary: return binary(op.fn, a, b);
-    case Kind::ScalarMul: return a * op.d + op.d2;
-    case Kind::Sum: return sum(a, {op.i0}, op.flag);
-    case Kind::Mean: return mean(a, {op.i0}, op.flag);
-    case Kind::Amax: return amax(a, {op.i0}, op.flag);
-    case Kind::Transpose: return transpose(a, op.i0, op.i1);
-    case Kind::Unsqueeze: return unsqueeze(a, op.i0);
-    case Kind::Flatten: return reshape(a, {-1});
-    case Kind::Narrow: return narrow(a, op.i0, 0, op.i1);
-    case Kind::Softmax: return softmax_of(a, op.i0);
-    case Kind::LogSoftmax: return log_softmax_of(a, op.i0);
-    case Kind::Where: return where(a > b, a, b);
-    case Kind::Clamp: return clamp(a, -op.d, op.d);
-    case Kind::Dropout0: return dropout_of(a);
-    case Kind::ToDtype: return a.to(op.flag ? at::kDouble : at::kFloat);
+    case Kind::Unary:
+      return unary(op.fn, a);
+    case Kind::Binary:
+      return binary(op.fn, a, b);
+    case Kind::ScalarMul:
+      return a * op.d + op.d2;
+    case Kind::Sum:
+      return sum(a, {op.i0}, op.flag);
+    case Kind::Mean:
+      return mean(a, {op.i0}, op.flag);
+    case Kind::Amax:
+      return amax(a, {op.i0}, op.flag);
+    case Kind::Transpose:
+      return transpose(a, op.i0, op.i1);
+    case Kind::Unsqueeze:
+      return unsqueeze(a, op.i0);
+    case Kind::Flatten:
+      return reshape(a, {-1});
+    case Kind::Narrow:
+      return narrow(a, op.i0, 0, op.i1);
+    case Kind::Softmax:
+      return softmax_of(a, op.i0);
+    case Kind::LogSoftmax:
+      return log_softmax_of(a, op.i0);
+    case Kind::Where:
+      return where(a > b, a, b);
+    case Kind::Clamp:
+      return clamp(a, -op.d, op.d);
+    case Kind::Dropout0:
+      return dropout_of(a);
+    case Kind::ToDtype:
+      return a.to(op.flag ? at::kDouble : at::kFloat);
     case Kind::NoGradMul: {
       at::NoGradGuard no_grad;
       return a * b;
@@ -121,32 +163,62 @@ std::string statement(const Op& op, int index) {
   std::string a = fmt::format("v{}", op.a), b = fmt::format("v{}", op.b);
   std::string rhs;
   switch (op.kind) {
-    case Kind::Unary: rhs = fmt::format(fmt::runtime(kUnary[op.fn]), a); break;
-    case Kind::Binary: rhs = fmt::format(fmt::runtime(kBinary[op.fn]), a, b); break;
-    case Kind::ScalarMul: rhs = fmt::format("{} * {} + {}", a, op.d, op.d2); break;
-    case Kind::Sum: rhs = fmt::format("at::sum({}, {{{}}}, {})", a, op.i0, op.flag); break;
-    case Kind::Mean: rhs = fmt::format("at::mean({}, {{{}}}, {})", a, op.i0, op.flag); break;
-    case Kind::Amax: rhs = fmt::format("at::amax({}, {{{}}}, {})", a, op.i0, op.flag); break;
-    case Kind::Transpose: rhs = fmt::format("{}.transpose({}, {})", a, op.i0, op.i1); break;
-    case Kind::Unsqueeze: rhs = fmt::format("{}.unsqueeze({})", a, op.i0); break;
-    case Kind::Flatten: rhs = fmt::format("{}.reshape({{-1}})", a); break;
-    case Kind::Narrow: rhs = fmt::format("{}.narrow({}, 0, {})", a, op.i0, op.i1); break;
-    case Kind::Softmax: rhs = fmt::format("at::softmax({}, {})", a, op.i0); break;
-    case Kind::LogSoftmax: rhs = fmt::format("at::log_softmax({}, {})", a, op.i0); break;
-    case Kind::Where: rhs = fmt::format("at::where({0} > {1}, {0}, {1})", a, b); break;
-    case Kind::Clamp: rhs = fmt::format("at::clamp({}, -{}, {})", a, op.d, op.d); break;
-    case Kind::Dropout0: rhs = fmt::format("at::dropout({}, 0.0, true)", a); break;
+    case Kind::Unary:
+      rhs = fmt::format(fmt::runtime(kUnary[op.fn]), a);
+      break;
+    case Kind::Binary:
+      rhs = fmt::format(fmt::runtime(kBinary[op.fn]), a, b);
+      break;
+    case Kind::ScalarMul:
+      rhs = fmt::format("{} * {} + {}", a, op.d, op.d2);
+      break;
+    case Kind::Sum:
+      rhs = fmt::format("at::sum({}, {{{}}}, {})", a, op.i0, op.flag);
+      break;
+    case Kind::Mean:
+      rhs = fmt::format("at::mean({}, {{{}}}, {})", a, op.i0, op.flag);
+      break;
+    case Kind::Amax:
+      rhs = fmt::format("at::amax({}, {{{}}}, {})", a, op.i0, op.flag);
+      break;
+    case Kind::Transpose:
+      rhs = fmt::format("{}.transpose({}, {})", a, op.i0, op.i1);
+      break;
+    case Kind::Unsqueeze:
+      rhs = fmt::format("{}.unsqueeze({})", a, op.i0);
+      break;
+    case Kind::Flatten:
+      rhs = fmt::format("{}.reshape({{-1}})", a);
+      break;
+    case Kind::Narrow:
+      rhs = fmt::format("{}.narrow({}, 0, {})", a, op.i0, op.i1);
+      break;
+    case Kind::Softmax:
+      rhs = fmt::format("at::softmax({}, {})", a, op.i0);
+      break;
+    case Kind::LogSoftmax:
+      rhs = fmt::format("at::log_softmax({}, {})", a, op.i0);
+      break;
+    case Kind::Where:
+      rhs = fmt::format("at::where({0} > {1}, {0}, {1})", a, b);
+      break;
+    case Kind::Clamp:
+      rhs = fmt::format("at::clamp({}, -{}, {})", a, op.d, op.d);
+      break;
+    case Kind::Dropout0:
+      rhs = fmt::format("at::dropout({}, 0.0, true)", a);
+      break;
     case Kind::ToDtype:
       rhs = fmt::format("{}.to({})", a, op.flag ? "at::kDouble" : "at::kFloat");
       break;
     case Kind::NoGradMul:
-      return fmt::format("at::Tensor v{}; {{ at::NoGradGuard g; v{} = {} * {}; }}", index, index,
-                         a, b);
+      return fmt::format("at::Tensor v{}; {{ at::NoGradGuard g; v{} = {} * {}; }}", index, index, a,
+                         b);
     case Kind::InplaceAdd:
       return fmt::format("at::Tensor v{0} = {1} * 1.0; v{0}.add_({2});", index, a, b);
     case Kind::InplaceView:
-      return fmt::format("at::Tensor v{0} = {1} * 1.0; v{0}.narrow({2}, 0, 1).mul_({3});", index,
-                         a, op.i0, op.d);
+      return fmt::format("at::Tensor v{0} = {1} * 1.0; v{0}.narrow({2}, 0, 1).mul_({3});", index, a,
+                         op.i0, op.d);
     case Kind::InputInplace:
       return fmt::format("{{ at::NoGradGuard g; {}.mul_({}); }} at::Tensor v{} = {};", a, op.d,
                          index, a);
@@ -177,8 +249,8 @@ Program generate(uint64_t seed) {
   std::mt19937_64 rng(seed);
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
   auto coin = [&](int percent) { return pick(100) < percent; };
-  const std::vector<std::vector<int64_t>> shapes = {{3, 4}, {4}, {1, 4}, {3, 1}, {2, 3, 4}, {},
-                                                    {5, 2}};
+  const std::vector<std::vector<int64_t>> shapes = {{3, 4},    {4}, {1, 4}, {3, 1},
+                                                    {2, 3, 4}, {},  {5, 2}};
   Program p;
   p.seed = seed;
   const int num_inputs = 1 + pick(3);
@@ -198,20 +270,21 @@ Program generate(uint64_t seed) {
       op.a = pick(static_cast<int>(pool.size()));
       op.b = pick(static_cast<int>(pool.size()));
       const int64_t rank = pool[op.a].dim();
-      op.fn = pick(std::max(kNumUnary, kNumBinary)) % (op.kind == Kind::Unary ? kNumUnary
-                                                                                 : kNumBinary);
+      op.fn =
+          pick(std::max(kNumUnary, kNumBinary)) % (op.kind == Kind::Unary ? kNumUnary : kNumBinary);
       op.i0 = rank > 0 ? pick(static_cast<int>(rank)) - (coin(30) ? rank : 0) : 0;
       op.i1 = rank > 0 ? pick(static_cast<int>(rank)) : 0;
       op.d = 0.5 + pick(4) * 0.25;
       op.d2 = pick(3) - 1.0;
       op.flag = coin(50);
-      if (op.kind == Kind::Narrow && rank > 0) op.i1 = 1 + pick(std::max<int>(1, pool[op.a].size(op.i0)));
+      if (op.kind == Kind::Narrow && rank > 0)
+        op.i1 = 1 + pick(std::max<int>(1, pool[op.a].size(op.i0)));
       // Writes into an input only where it does not require grad.
       if (op.kind == Kind::InputInplace &&
           (op.a >= static_cast<int>(p.inputs.size()) || p.inputs[op.a].requires_grad))
         continue;
-      if (rank == 0 && (op.kind == Kind::Transpose || op.kind == Kind::Narrow ||
-                        op.kind == Kind::InplaceView))
+      if (rank == 0 &&
+          (op.kind == Kind::Transpose || op.kind == Kind::Narrow || op.kind == Kind::InplaceView))
         continue;
       try {
         at::Tensor v = apply_op(op, pool);

@@ -3,11 +3,11 @@
 #include <ATen/ATen.h>
 #include <thunder/thunder.h>
 
-#include "thunder/core/parse_trace.h"
-
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+
+#include "thunder/core/parse_trace.h"
 
 using thunder::Tensor;
 

@@ -1,9 +1,9 @@
 // The compiled backward: joint trace, split, and the libtorch autograd bridge.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
-#include <torch/csrc/autograd/function.h>
 #include <thunder/runtime/memory_meter.h>
 #include <thunder/thunder.h>
+#include <torch/csrc/autograd/function.h>
 
 namespace thunder {
 namespace {
@@ -122,9 +122,8 @@ TEST(Autograd, SavedTensorsAreReleasedByTheBackward) {
 }
 
 TEST(Autograd, IntegerOutputsAndUnusedInputsGetNoGradient) {
-  auto jfn = jit([](const Tensor& x, const Tensor& unused) {
-    return std::make_tuple(x * 2.0, x.argmax());
-  });
+  auto jfn = jit(
+      [](const Tensor& x, const Tensor& unused) { return std::make_tuple(x * 2.0, x.argmax()); });
   at::Tensor x = at::randn({4}).requires_grad_(), u = at::randn({4}).requires_grad_();
   auto [y, idx] = jfn(x, u);
   EXPECT_TRUE(y.aten().requires_grad());
@@ -168,8 +167,8 @@ TEST(Autograd, TorchAutogradGradWorksThroughJittedCalls) {
 TEST(Autograd, CompositeRulesSaveLessThanTheDecomposition) {
   // gelu's rule saves its input only; its decomposition would save several intermediates.
   // aten only: the check reads the composite in the trace (cpu_fuser would fuse its prims).
-  auto jfn = jit([](const Tensor& x) { return nn::functional::gelu(x, "tanh"); },
-                 {.executors = {"aten"}});
+  auto jfn =
+      jit([](const Tensor& x) { return nn::functional::gelu(x, "tanh"); }, {.executors = {"aten"}});
   at::Tensor x = at::randn({64, 64}).requires_grad_();
   Tensor y = jfn(x);
   auto saved = last_saved_for_backward(jfn);
@@ -279,10 +278,12 @@ TEST(Autograd, LayerNormBackwardHelperMatchesItsDecomposition) {
     at::layer_norm(x, {4, 6}, affine ? w : at::Tensor(), affine ? b : at::Tensor(), 1e-3)
         .backward(g);
     for (const char* exec : {"aten", "aten_prims"}) {
-      auto jfn = jit([affine](const Tensor& x, const Tensor& w, const Tensor& b) {
-        return nn::functional::layer_norm(x, {4, 6}, affine ? w : Tensor(), affine ? b : Tensor(),
-                                          1e-3);
-      }, {.executors = {exec}});
+      auto jfn = jit(
+          [affine](const Tensor& x, const Tensor& w, const Tensor& b) {
+            return nn::functional::layer_norm(x, {4, 6}, affine ? w : Tensor(),
+                                              affine ? b : Tensor(), 1e-3);
+          },
+          {.executors = {exec}});
       at::Tensor x2 = x.detach().clone().requires_grad_();
       at::Tensor w2 = w.detach().clone().requires_grad_(), b2 = b.detach().clone().requires_grad_();
       jfn(x2, w2, b2).backward(g);
@@ -314,7 +315,8 @@ TEST(Autograd, DropoutBackwardUsesTheForwardMask) {
   at::Tensor kept = out.aten().detach() != 0;
   EXPECT_TRUE(at::equal(x.grad() != 0, kept));
   EXPECT_TRUE(at::allclose(x.grad().masked_select(kept), at::full({1}, 4.0f)));
-  EXPECT_TRUE(at::allclose(out.aten().detach().masked_select(kept), 4 * x.detach().masked_select(kept)));
+  EXPECT_TRUE(
+      at::allclose(out.aten().detach().masked_select(kept), 4 * x.detach().masked_select(kept)));
   double frac = kept.to(at::kDouble).mean().item<double>();
   EXPECT_NEAR(frac, 0.25, 0.03);
   int64_t saved = 0;
@@ -341,7 +343,7 @@ TEST(Autograd, CrossEntropyEmbeddingMatmulRules) {
   at::Tensor tgt = at::tensor({2, -100, 0, 3, 2}, at::kLong), t0 = at::scalar_tensor(1, at::kLong);
   at::Tensor ids = at::tensor({1, 3, 1, 0, 3, 3}, at::kLong).reshape({2, 3});
   auto fn = [&](const Tensor& logits, const Tensor& w, const Tensor& m) {
-    Tensor e = F::embedding(ids, w);                       // [2, 3, 4]
+    Tensor e = F::embedding(ids, w);                          // [2, 3, 4]
     Tensor h = matmul(e, m).reshape({6, 4}).narrow(0, 0, 5);  // batch-broadcast matmul
     return F::cross_entropy(logits + h, tgt) + F::cross_entropy(matmul(m, w.select(0, 0)), t0);
   };

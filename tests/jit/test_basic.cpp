@@ -1,5 +1,4 @@
 #include <gtest/gtest.h>
-
 #include <thunder/thunder.h>
 
 namespace thunder {

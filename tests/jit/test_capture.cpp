@@ -29,7 +29,7 @@ at::Tensor NC(int64_t a, int64_t b, at::ScalarType t = at::kFloat) { return R({b
 
 // One captured-op sample: plain libtorch code over 1-3 tensors.
 struct CapturedOp {
-  std::string name;   // the aten op(s) it exercises
+  std::string name;  // the aten op(s) it exercises
   std::vector<at::Tensor> inputs;
   Fn fn;
   bool differentiable = true;
@@ -38,7 +38,9 @@ struct CapturedOp {
 std::vector<CapturedOp> captured_ops() {
   std::vector<CapturedOp> ops = {
       {"add.Tensor broadcast", {R({2, 3}), R({3})}, [](const V& a) { return a[0] + a[1]; }},
-      {"add.Tensor alpha", {R({2, 3}), NC(2, 3)}, [](const V& a) { return at::add(a[0], a[1], 2.5); }},
+      {"add.Tensor alpha",
+       {R({2, 3}), NC(2, 3)},
+       [](const V& a) { return at::add(a[0], a[1], 2.5); }},
       {"add.Scalar", {R({2, 3})}, [](const V& a) { return a[0].add(3, 2); }},
       {"sub.Tensor alpha", {NC(3, 4), R({4})}, [](const V& a) { return at::sub(a[0], a[1], 0.5); }},
       {"sub.Scalar", {R({3})}, [](const V& a) { return a[0] - 1.5; }},
@@ -62,43 +64,72 @@ std::vector<CapturedOp> captured_ops() {
       {"lt.Scalar", {R({2, 3})}, [](const V& a) { return a[0] < 0.5; }, false},
       {"ge.Tensor", {R({2, 3}), R({3})}, [](const V& a) { return a[0] >= a[1]; }, false},
       {"ne.Scalar", {R({4})}, [](const V& a) { return a[0] != 1; }, false},
-      {"where.self + gt.Scalar", {R({2, 3}), R({2, 3})},
+      {"where.self + gt.Scalar",
+       {R({2, 3}), R({2, 3})},
        [](const V& a) { return at::where(a[0] > 0, a[0], a[1]); }},
       {"sum", {NC(3, 4)}, [](const V& a) { return a[0].sum(); }},
-      {"sum.dim_IntList keepdim", {R({2, 3, 4})}, [](const V& a) { return a[0].sum(at::IntArrayRef{0, 2}, true); }},
+      {"sum.dim_IntList keepdim",
+       {R({2, 3, 4})},
+       [](const V& a) {
+         return a[0].sum(at::IntArrayRef{0, 2}, true);
+       }},
       {"mean", {R({2, 3})}, [](const V& a) { return a[0].mean(); }},
       {"mean.dim", {R({2, 3})}, [](const V& a) { return a[0].mean(at::IntArrayRef{-1}); }},
       {"amax", {R({2, 3})}, [](const V& a) { return a[0].amax({1}, true); }},
-      {"view", {R({2, 3})}, [](const V& a) { return a[0].view({3, 2}); }},
+      {"view",
+       {R({2, 3})},
+       [](const V& a) {
+         return a[0].view({3, 2});
+       }},
       {"reshape", {NC(2, 3)}, [](const V& a) { return a[0].reshape({6}); }},
-      {"_reshape_alias", {R({2, 3})}, [](const V& a) { return at::_reshape_alias(a[0], {3, 2}, {2, 1}); }},
-      {"transpose.int + contiguous", {R({2, 3, 4})},
+      {"_reshape_alias",
+       {R({2, 3})},
+       [](const V& a) {
+         return at::_reshape_alias(a[0], {3, 2}, {2, 1});
+       }},
+      {"transpose.int + contiguous",
+       {R({2, 3, 4})},
        [](const V& a) { return a[0].transpose(0, 2).contiguous(); }},
       {"t", {R({2, 3})}, [](const V& a) { return a[0].t() * 1; }},
-      {"permute", {R({2, 3, 4})}, [](const V& a) { return a[0].permute({2, 0, 1}) * 1; }},
-      {"unsqueeze + squeeze.dim", {R({2, 3})},
+      {"permute",
+       {R({2, 3, 4})},
+       [](const V& a) {
+         return a[0].permute({2, 0, 1}) * 1;
+       }},
+      {"unsqueeze + squeeze.dim",
+       {R({2, 3})},
        [](const V& a) { return a[0].unsqueeze(1).exp().squeeze(1); }},
       {"squeeze", {R({2, 1, 3})}, [](const V& a) { return a[0].squeeze() * 1; }},
-      {"expand", {R({3})}, [](const V& a) { return a[0].expand({2, 3}) * 1; }},
+      {"expand",
+       {R({3})},
+       [](const V& a) {
+         return a[0].expand({2, 3}) * 1;
+       }},
       {"matmul", {R({2, 3, 4}), R({4, 5})}, [](const V& a) { return at::matmul(a[0], a[1]); }},
       {"mm", {NC(2, 3), R({3, 4})}, [](const V& a) { return at::mm(a[0], a[1]); }},
       {"bmm", {R({2, 3, 4}), R({2, 4, 5})}, [](const V& a) { return at::bmm(a[0], a[1]); }},
-      {"addmm beta alpha", {R({4}), R({2, 3}), R({3, 4})},
+      {"addmm beta alpha",
+       {R({4}), R({2, 3}), R({3, 4})},
        [](const V& a) { return at::addmm(a[0], a[1], a[2], 0.5, 2.0); }},
-      {"t + addmm (linear)", {R({2, 3}), R({4, 3}), R({4})},
+      {"t + addmm (linear)",
+       {R({2, 3}), R({4, 3}), R({4})},
        [](const V& a) { return at::addmm(a[2], a[0], a[1].t()); }},
-      {"linear", {R({2, 3}), R({4, 3}), R({4})},
+      {"linear",
+       {R({2, 3}), R({4, 3}), R({4})},
        [](const V& a) { return at::linear(a[0], a[1], a[2]); }},
       {"softmax.int", {R({2, 5})}, [](const V& a) { return at::softmax(a[0], 1); }},
       {"log_softmax.int", {NC(3, 4)}, [](const V& a) { return at::log_softmax(a[0], -1); }},
       {"_softmax", {R({2, 5})}, [](const V& a) { return at::_softmax(a[0], 0, false); }},
-      {"layer_norm", {R({2, 3, 4}), R({4}), R({4})},
+      {"layer_norm",
+       {R({2, 3, 4}), R({4}), R({4})},
        [](const V& a) { return at::layer_norm(a[0], {4}, a[1], a[2], 1e-5); }},
-      {"native_layer_norm", {R({2, 4}), R({4}), R({4})},
+      {"native_layer_norm",
+       {R({2, 4}), R({4}), R({4})},
        [](const V& a) { return std::get<0>(at::native_layer_norm(a[0], {4}, a[1], a[2], 1e-5)); }},
       {"dropout (eval)", {R({2, 3})}, [](const V& a) { return at::dropout(a[0], 0.5, false); }},
       {"to.dtype", {R({2, 3})}, [](const V& a) { return a[0].to(at::kDouble) * 2; }},
-      {"ones_like + zeros", {R({2, 3})},
+      {"ones_like + zeros",
+       {R({2, 3})},
        [](const V& a) { return a[0] + at::ones_like(a[0]) + at::zeros({3}); }},
   };
   return ops;
@@ -138,7 +169,9 @@ void expect_close(const at::Tensor& got, const at::Tensor& want, const std::stri
   ASSERT_EQ(got.sizes(), want.sizes()) << what;
   ASSERT_EQ(got.scalar_type(), want.scalar_type()) << what;
   if (want.is_floating_point())
-    EXPECT_TRUE(at::allclose(got, want, rtol, atol)) << what << "\ngot\n" << got << "\nwant\n" << want;
+    EXPECT_TRUE(at::allclose(got, want, rtol, atol)) << what << "\ngot\n"
+                                                     << got << "\nwant\n"
+                                                     << want;
   else
     EXPECT_TRUE(at::equal(got, want)) << what;
 }
@@ -158,7 +191,8 @@ TEST(Capture, Float64GradientsMatchEagerLibtorch) {
     SCOPED_TRACE(op.name);
     auto leaves = [&] {
       std::vector<at::Tensor> l;
-      for (const at::Tensor& t : op.inputs) l.push_back(t.to(at::kDouble).detach().requires_grad_());
+      for (const at::Tensor& t : op.inputs)
+        l.push_back(t.to(at::kDouble).detach().requires_grad_());
       return l;
     };
     std::vector<at::Tensor> eager = leaves(), jitted = leaves();
@@ -171,14 +205,15 @@ TEST(Capture, Float64GradientsMatchEagerLibtorch) {
     (got * cot).sum().backward();
     for (size_t i = 0; i < eager.size(); ++i) {
       ASSERT_TRUE(jitted[i].grad().defined()) << op.name << " input " << i;
-      expect_close(jitted[i].grad(), eager[i].grad(), op.name + " grad of input " + std::to_string(i),
-                   1e-7, 1e-9);
+      expect_close(jitted[i].grad(), eager[i].grad(),
+                   op.name + " grad of input " + std::to_string(i), 1e-7, 1e-9);
     }
   }
 }
 
 TEST(Capture, CacheHitsAndANewShapeRecompiles) {
-  auto jf = jit([](const at::Tensor& x, const at::Tensor& w) { return at::gelu(at::matmul(x, w)); });
+  auto jf =
+      jit([](const at::Tensor& x, const at::Tensor& w) { return at::gelu(at::matmul(x, w)); });
   at::Tensor x = R({2, 3}), w = R({3, 4});
   at::Tensor a = jf(x, w);
   at::Tensor b = jf(x, w);
@@ -215,7 +250,8 @@ TEST(Capture, TraceShowsLtorchSymbols) {
 }
 
 TEST(Capture, ResultsAsTupleAndVector) {
-  auto jf = jit([](const at::Tensor& x) { return std::make_tuple(x.exp(), x.sum(at::IntArrayRef{0})); });
+  auto jf =
+      jit([](const at::Tensor& x) { return std::make_tuple(x.exp(), x.sum(at::IntArrayRef{0})); });
   at::Tensor x = R({2, 3});
   auto [e, s] = jf(x);
   EXPECT_TRUE(at::allclose(e, x.exp()));
@@ -331,7 +367,8 @@ TEST(Capture, CacheHitOverheadMatchesTheThunderPath) {
     auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < n; ++i) f(x);
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
-               .count() / n;
+               .count() /
+           n;
   };
   // Alternate the two, best of five rounds each: the machine is shared.
   double c = 1e9, t = 1e9;

@@ -3,12 +3,12 @@
 // non-contiguous and broadcast inputs, the ATen fallback, and the disk
 // cache seen from a second process.
 #include <gtest/gtest.h>
+#include <thunder/executors/cpu_fuser.h>
+#include <thunder/thunder.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
-#include <thunder/executors/cpu_fuser.h>
-#include <thunder/thunder.h>
 
 namespace thunder {
 namespace {
@@ -99,20 +99,24 @@ TEST(CpuFuser, UnfusibleOpsSplitRegions) {
     for (const BoundSymbol& b : t.bsyms) {
       const bool region = b.sym->is_region;
       EXPECT_EQ(fusion_source(b).find("extern \"C\" void thunder_kernel") != std::string::npos,
-                region) << b.sym->id;
+                region)
+          << b.sym->id;
     }
   }
 }
 
 TEST(CpuFuser, ViewsReadByATenStayViews) {
   // w.t() feeds the matmul: fusing it would copy the transposed weight.
-  auto fn = [](const Tensor& x, const Tensor& w) { return matmul(x * 2.0, w.transpose(0, 1)) + 1.0; };
+  auto fn = [](const Tensor& x, const Tensor& w) {
+    return matmul(x * 2.0, w.transpose(0, 1)) + 1.0;
+  };
   at::Tensor x = at::randn({4, 8}), w = at::randn({5, 8});
   auto jfn = jit(fn, fused("dataflow"));
   expect_close(jfn(x, w).aten(), at::matmul(x * 2.0, w.t()) + 1.0);
   const Trace final_trace = last_traces(jfn).back();  // a copy: last_traces returns by value
   for (const BoundSymbol& b : final_trace.bsyms)
-    for (const BoundSymbol& s : b.subsymbols) EXPECT_NE(s.sym->id, "prims.transpose") << final_trace;
+    for (const BoundSymbol& s : b.subsymbols)
+      EXPECT_NE(s.sym->id, "prims.transpose") << final_trace;
 }
 
 TEST(CpuFuser, ReductionsOverInnermostAndAllDims) {
@@ -242,7 +246,10 @@ TEST(CpuFuser, NonContiguousBroadcastAndReducedPrecision) {
     auto jfn = jit(fn, fused("dataflow"));
     at::Tensor got = jfn(x, y).aten();
     EXPECT_EQ(got.scalar_type(), dt);
-    expect_close(got.to(at::kFloat), want, dt == at::kBFloat16 ? 3e-2 : dt == at::kHalf ? 4e-3 : 1e-5);
+    expect_close(got.to(at::kFloat), want,
+                 dt == at::kBFloat16 ? 3e-2
+                 : dt == at::kHalf   ? 4e-3
+                                     : 1e-5);
   }
 }
 
@@ -333,9 +340,9 @@ TEST(CpuFuserCache, SecondProcessCompilesNothing) {
   reset_cpu_fuser_stats();
   cache_workload();
   EXPECT_EQ(cpu_fuser_stats().compiler_invocations, 1);
-  std::string cmd = std::string("THUNDER_EXPECT_WARM_CACHE=1 ") + "/proc/" +
-                    std::to_string(getpid()) +
-                    "/exe --gtest_filter=CpuFuserCache.SecondProcessCompilesNothing > /dev/null 2>&1";
+  std::string cmd =
+      std::string("THUNDER_EXPECT_WARM_CACHE=1 ") + "/proc/" + std::to_string(getpid()) +
+      "/exe --gtest_filter=CpuFuserCache.SecondProcessCompilesNothing > /dev/null 2>&1";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << "the child compiled or failed";
   std::filesystem::remove_all(tmpl);
   unsetenv("THUNDER_CACHE_DIR");

@@ -3,10 +3,10 @@
 // of the f32 result, over a dense sweep of each function's interesting range
 // plus special values. The measured maxima are printed.
 #include <gtest/gtest.h>
+#include <thunder/thunder.h>
 
 #include <cmath>
 #include <limits>
-#include <thunder/thunder.h>
 
 namespace thunder {
 namespace {

@@ -36,13 +36,17 @@ Tensor pow(double a, const Tensor& b) { return thunder::pow(a, b); }
 at::Tensor pow(double a, const at::Tensor& b) { return at::pow(a, b); }
 template <typename T>
 T cat(std::initializer_list<T> ts, int64_t dim) {
-  if constexpr (std::is_same_v<T, Tensor>) return thunder::cat(TensorList(ts), dim);
-  else return at::cat(std::vector<at::Tensor>(ts), dim);
+  if constexpr (std::is_same_v<T, Tensor>)
+    return thunder::cat(TensorList(ts), dim);
+  else
+    return at::cat(std::vector<at::Tensor>(ts), dim);
 }
 template <typename T>
 T stack(std::initializer_list<T> ts, int64_t dim) {
-  if constexpr (std::is_same_v<T, Tensor>) return thunder::stack(TensorList(ts), dim);
-  else return at::stack(std::vector<at::Tensor>(ts), dim);
+  if constexpr (std::is_same_v<T, Tensor>)
+    return thunder::stack(TensorList(ts), dim);
+  else
+    return at::stack(std::vector<at::Tensor>(ts), dim);
 }
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b = {}) { return F::linear(x, w, b); }
 at::Tensor linear(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b = {}) {
@@ -76,13 +80,16 @@ void check(const TFn& fn, const AFn& ref, Leaves in, double rtol = 1e-7, double 
   for (at::Tensor& t : in)
     if (t.is_floating_point()) t.requires_grad_();
   Leaves rin;
-  for (const at::Tensor& t : in) rin.push_back(t.detach().clone().requires_grad_(t.requires_grad()));
+  for (const at::Tensor& t : in)
+    rin.push_back(t.detach().clone().requires_grad_(t.requires_grad()));
   auto jfn = jit([fn](const TensorList& xs) { return fn(xs); });
   Tensor out = jfn(in);
   at::Tensor expected = ref(rin);
   ASSERT_EQ(out.aten().sizes(), expected.sizes());
   ASSERT_TRUE(at::allclose(out.aten(), expected, rtol, atol, /*equal_nan=*/true))
-      << "output\n" << out.aten() << "\nexpected\n" << expected;
+      << "output\n"
+      << out.aten() << "\nexpected\n"
+      << expected;
   ASSERT_TRUE(out.aten().requires_grad());
   at::Tensor cot = at::randn_like(expected);
   out.backward(cot);
@@ -92,17 +99,19 @@ void check(const TFn& fn, const AFn& ref, Leaves in, double rtol = 1e-7, double 
     at::Tensor want = rin[i].grad().defined() ? rin[i].grad() : at::zeros_like(rin[i]);
     at::Tensor got = in[i].grad().defined() ? in[i].grad() : at::zeros_like(in[i]);
     EXPECT_TRUE(at::allclose(got, want, rtol, atol))
-        << "grad of input " << i << "\ngot\n" << got << "\nexpected\n" << want << "\n"
+        << "grad of input " << i << "\ngot\n"
+        << got << "\nexpected\n"
+        << want << "\n"
         << (last_backward_traces(jfn).empty() ? "" : last_backward_traces(jfn).back().str());
   }
 }
 
 // The same function written once for thunder::Tensor and once for at::Tensor.
-#define GRAD_CHECK(expr, ...)                                                                   \
-  do {                                                                                        \
-    SCOPED_TRACE(#expr);                                                                      \
-    check([](const TensorList& x) -> Tensor { return expr; },                                \
-          [](const Leaves& x) -> at::Tensor { return expr; }, __VA_ARGS__);                   \
+#define GRAD_CHECK(expr, ...)                                               \
+  do {                                                                      \
+    SCOPED_TRACE(#expr);                                                    \
+    check([](const TensorList& x) -> Tensor { return expr; },               \
+          [](const Leaves& x) -> at::Tensor { return expr; }, __VA_ARGS__); \
   } while (0)
 
 // ---- elementwise ----
@@ -172,8 +181,7 @@ TEST(GradOps, MaximumMinimumTies) {
   GRAD_CHECK(x[0].minimum(x[1]), {a.clone(), b.clone()});
   GRAD_CHECK(x[0].maximum(x[0]), {a.clone()});
   // broadcast operand with ties
-  GRAD_CHECK(x[0].maximum(x[1]), {mat({1.0, 2.0, 2.0, 0.0}, 2),
-                                at::tensor({2.0}, at::kDouble)});
+  GRAD_CHECK(x[0].maximum(x[1]), {mat({1.0, 2.0, 2.0, 0.0}, 2), at::tensor({2.0}, at::kDouble)});
 }
 
 TEST(GradOps, ClampWhereMaskedFill) {
@@ -259,33 +267,36 @@ TEST(GradOps, CatStackSplit) {
   GRAD_CHECK(both::cat({x[0], x[1], x[2]}, 1), {rnd({2, 3}), rnd({2, 1}), rnd({2, 4})});
   GRAD_CHECK(both::cat({x[0], x[0] * 2.0}, 0), {rnd({2, 3})});
   GRAD_CHECK(both::stack({x[0], x[1]}, 1), {rnd({2, 3}), rnd({2, 3})});
-  check([](const TensorList& x) {
-          auto p = x[0].split(2, 1);
-          return thunder::cat({p[2], p[0] * 3.0, p[1].exp()}, 1);
-        },
-        [](const Leaves& x) {
-          auto p = x[0].split(2, 1);
-          return at::cat({p[2], p[0] * 3.0, p[1].exp()}, 1);
-        },
-        {rnd({3, 5})});
-  check([](const TensorList& x) {
-          auto p = x[0].split({1, 3}, 0);
-          return p[1].sum(0) * p[0].squeeze(0);
-        },
-        [](const Leaves& x) {
-          auto p = x[0].split({1, 3}, 0);
-          return p[1].sum(0) * p[0].squeeze(0);
-        },
-        {rnd({4, 2})});
-  check([](const TensorList& x) {
-          auto p = x[0].chunk(3, -1);
-          return p[0] * p[2];  // the middle chunk gets no gradient
-        },
-        [](const Leaves& x) {
-          auto p = x[0].chunk(3, -1);
-          return p[0] * p[2];
-        },
-        {rnd({2, 6})});
+  check(
+      [](const TensorList& x) {
+        auto p = x[0].split(2, 1);
+        return thunder::cat({p[2], p[0] * 3.0, p[1].exp()}, 1);
+      },
+      [](const Leaves& x) {
+        auto p = x[0].split(2, 1);
+        return at::cat({p[2], p[0] * 3.0, p[1].exp()}, 1);
+      },
+      {rnd({3, 5})});
+  check(
+      [](const TensorList& x) {
+        auto p = x[0].split({1, 3}, 0);
+        return p[1].sum(0) * p[0].squeeze(0);
+      },
+      [](const Leaves& x) {
+        auto p = x[0].split({1, 3}, 0);
+        return p[1].sum(0) * p[0].squeeze(0);
+      },
+      {rnd({4, 2})});
+  check(
+      [](const TensorList& x) {
+        auto p = x[0].chunk(3, -1);
+        return p[0] * p[2];  // the middle chunk gets no gradient
+      },
+      [](const Leaves& x) {
+        auto p = x[0].chunk(3, -1);
+        return p[0] * p[2];
+      },
+      {rnd({2, 6})});
 }
 
 // ---- indexing ----
@@ -358,7 +369,8 @@ TEST(GradOps, Activations) {
 TEST(GradOps, LayerNorm) {
   GRAD_CHECK(both::layer_norm(x[0], {4}), {rnd({3, 4})});
   GRAD_CHECK(both::layer_norm(x[0], {4}, x[1], x[2]), {rnd({3, 4}), rnd({4}), rnd({4})});
-  GRAD_CHECK(both::layer_norm(x[0], {3, 4}, x[1], x[2], 1e-3), {rnd({2, 3, 4}), rnd({3, 4}), rnd({3, 4})});
+  GRAD_CHECK(both::layer_norm(x[0], {3, 4}, x[1], x[2], 1e-3),
+             {rnd({2, 3, 4}), rnd({3, 4}), rnd({3, 4})});
   GRAD_CHECK(both::layer_norm(x[0], {4}, x[1]), {rnd({2, 4}), rnd({4})});
 }
 
@@ -375,28 +387,30 @@ TEST(GradOps, EmbeddingAndCrossEntropy) {
 TEST(GradOps, ScaledDotProductAttention) {
   for (bool causal : {false, true}) {
     SCOPED_TRACE(causal ? "causal" : "not causal");
-    check([causal](const TensorList& x) {
-            return F::scaled_dot_product_attention(x[0], x[1], x[2], causal);
-          },
-          [causal](const Leaves& x) {
-            at::Tensor s = at::matmul(x[0], x[1].transpose(-2, -1)) / std::sqrt(double(x[0].size(-1)));
-            if (causal) {
-              at::Tensor keep = at::ones({s.size(-2), s.size(-1)}, at::kBool).tril();
-              s = s.masked_fill(keep.logical_not(), -INFINITY);
-            }
-            return at::matmul(at::softmax(s, -1), x[2]);
-          },
-          {rnd({2, 3, 5, 4}), rnd({2, 3, 5, 4}), rnd({2, 3, 5, 4})});
+    check(
+        [causal](const TensorList& x) {
+          return F::scaled_dot_product_attention(x[0], x[1], x[2], causal);
+        },
+        [causal](const Leaves& x) {
+          at::Tensor s =
+              at::matmul(x[0], x[1].transpose(-2, -1)) / std::sqrt(double(x[0].size(-1)));
+          if (causal) {
+            at::Tensor keep = at::ones({s.size(-2), s.size(-1)}, at::kBool).tril();
+            s = s.masked_fill(keep.logical_not(), -INFINITY);
+          }
+          return at::matmul(at::softmax(s, -1), x[2]);
+        },
+        {rnd({2, 3, 5, 4}), rnd({2, 3, 5, 4}), rnd({2, 3, 5, 4})});
   }
 }
 
 TEST(GradOps, Composite) {
   // A small MLP block: everything at once, inputs used several times.
-  GRAD_CHECK(both::softmax(both::layer_norm(both::gelu(both::linear(x[0], x[1], x[2])) +
-                                                x[0].sum({-1}, true),
-                                            {4}, x[3], x[4]),
-                         -1),
-           {rnd({2, 3, 4}), rnd({4, 4}), rnd({4}), rnd({4}), rnd({4})});
+  GRAD_CHECK(both::softmax(
+                 both::layer_norm(both::gelu(both::linear(x[0], x[1], x[2])) + x[0].sum({-1}, true),
+                                  {4}, x[3], x[4]),
+                 -1),
+             {rnd({2, 3, 4}), rnd({4, 4}), rnd({4}), rnd({4}), rnd({4})});
 }
 
 // ---- <J u, v> = <u, J^T v> with central finite differences ----
@@ -434,22 +448,36 @@ Tensor prim_slice(const Tensor& x, std::vector<int64_t> start, std::vector<int64
 }
 
 TEST(GradOps, SliceAndPadPrims) {
-  check([](const TensorList& x) { return prim_slice(x[0], {1, 0}, {6, 5}, {2, 3}); },
-        [](const Leaves& x) { return x[0].slice(0, 1, 6, 2).slice(1, 0, 5, 3); }, {rnd({7, 5})});
-  check([](const TensorList& x) { return prim_slice(x[0], {2, 1}, {2, 4}, {1, 2}); },
-        [](const Leaves& x) { return x[0].slice(0, 2, 2).slice(1, 1, 4, 2); }, {rnd({3, 5})});
-  check([](const TensorList& x) { return prim_pad(x[0], {1, 2, 0, -1, 0, 0}); },
-        [](const Leaves& x) { return at::constant_pad_nd(x[0], {-1, 0, 1, 2}, 0.5); },
-        {rnd({3, 4})});
-  for (std::vector<int64_t> cfg : {std::vector<int64_t>{1, 2, 1, 0, 0, 2},
-                                   std::vector<int64_t>{-2, 1, 1, -1, -3, 2},
-                                   std::vector<int64_t>{0, -2, 0, 2, -1, 0}}) {
+  check(
+      [](const TensorList& x) {
+        return prim_slice(x[0], {1, 0}, {6, 5}, {2, 3});
+      },
+      [](const Leaves& x) { return x[0].slice(0, 1, 6, 2).slice(1, 0, 5, 3); }, {rnd({7, 5})});
+  check(
+      [](const TensorList& x) {
+        return prim_slice(x[0], {2, 1}, {2, 4}, {1, 2});
+      },
+      [](const Leaves& x) { return x[0].slice(0, 2, 2).slice(1, 1, 4, 2); }, {rnd({3, 5})});
+  check(
+      [](const TensorList& x) {
+        return prim_pad(x[0], {1, 2, 0, -1, 0, 0});
+      },
+      [](const Leaves& x) {
+        return at::constant_pad_nd(x[0], {-1, 0, 1, 2}, 0.5);
+      },
+      {rnd({3, 4})});
+  for (std::vector<int64_t> cfg :
+       {std::vector<int64_t>{1, 2, 1, 0, 0, 2}, std::vector<int64_t>{-2, 1, 1, -1, -3, 2},
+        std::vector<int64_t>{0, -2, 0, 2, -1, 0}}) {
     SCOPED_TRACE(Value(cfg).str());
     dot_product_check([cfg](const TensorList& x) { return prim_pad(x[0], cfg).exp(); },
                       {rnd({3, 4})});
   }
-  dot_product_check([](const TensorList& x) { return prim_slice(x[0], {0, 1}, {5, 4}, {3, 2}).sin(); },
-                    {rnd({5, 4})});
+  dot_product_check(
+      [](const TensorList& x) {
+        return prim_slice(x[0], {0, 1}, {5, 4}, {3, 2}).sin();
+      },
+      {rnd({5, 4})});
 }
 
 TEST(GradOps, DotProductFiniteDifferences) {
@@ -470,17 +498,17 @@ TEST(GradOps, DotProductFiniteDifferences) {
   }
   {
     SCOPED_TRACE("var / pow / div");
-    dot_product_check([](const TensorList& x) {
-                        return x[0].var({1}, true, true) * x[0].pow(3.0) / (x[1].exp() + 1.0);
-                      },
-                      {rnd({3, 5}), rnd({3, 5})});
+    dot_product_check(
+        [](const TensorList& x) {
+          return x[0].var({1}, true, true) * x[0].pow(3.0) / (x[1].exp() + 1.0);
+        },
+        {rnd({3, 5}), rnd({3, 5})});
   }
   {
     SCOPED_TRACE("sdpa");
-    dot_product_check([](const TensorList& x) {
-                        return F::scaled_dot_product_attention(x[0], x[1], x[2], true);
-                      },
-                      {rnd({1, 2, 4, 3}), rnd({1, 2, 4, 3}), rnd({1, 2, 4, 3})});
+    dot_product_check(
+        [](const TensorList& x) { return F::scaled_dot_product_attention(x[0], x[1], x[2], true); },
+        {rnd({1, 2, 4, 3}), rnd({1, 2, 4, 3}), rnd({1, 2, 4, 3})});
   }
 }
 

@@ -19,7 +19,8 @@ TEST(MemoryPlan, FreedBuffersAreReusedAcrossCalls) {
   void* first = out.data_ptr();
   EXPECT_TRUE(at::equal(out, ref));
   int64_t reuses_after_first = compile_stats(jfn).buffer_reuses;
-  EXPECT_GT(reuses_after_first, 0);  // intermediates freed at their last use are reused within the call
+  EXPECT_GT(reuses_after_first,
+            0);  // intermediates freed at their last use are reused within the call
   // While the output is alive its buffer is not reused.
   at::Tensor out2 = jfn(x).aten();
   EXPECT_NE(out2.data_ptr(), first);

@@ -48,8 +48,7 @@ TEST(Models, GPTBlockLossAndGradsMatchLibtorch) {
   auto jgpt = jit(gpt);
   at::Tensor idx = at::randint(0, 50, {2, 8}), targets = at::randint(0, 50, {2, 8});
   expect_grads_match(
-      gpt, [&] { return jgpt(idx, targets); }, [&] { return gpt.reference(idx, targets); },
-      1e-9);
+      gpt, [&] { return jgpt(idx, targets); }, [&] { return gpt.reference(idx, targets); }, 1e-9);
 }
 
 // The demo's model (two blocks, positions via arange, causal sdpa), small:
@@ -61,8 +60,8 @@ TEST(Models, CharGPTLossAndGradsMatchEager) {
   auto jgpt = jit(gpt);
   at::Tensor idx = at::randint(0, 20, {3, 8}), targets = at::randint(0, 20, {3, 8});
   expect_grads_match(
-      gpt, [&] { return jgpt(idx, targets); },
-      [&] { return gpt.forward(idx, targets).aten(); }, 1e-9);
+      gpt, [&] { return jgpt(idx, targets); }, [&] { return gpt.forward(idx, targets).aten(); },
+      1e-9);
 }
 
 }  // namespace

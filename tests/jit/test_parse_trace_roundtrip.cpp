@@ -87,8 +87,9 @@ void check_all(const std::string& program, const J& jfn, Counts& c) {
   const char* dump = std::getenv("THUNDER_DUMP_TRACES");
   for (size_t k = 0; k < stages.size(); ++k) {
     std::string where = program + " stage " + std::to_string(k) + ": " + stages[k].provenance;
-    if (dump) std::ofstream(std::string(dump) + "/" + program + "." + std::to_string(k) + ".trace")
-                  << stages[k];
+    if (dump)
+      std::ofstream(std::string(dump) + "/" + program + "." + std::to_string(k) + ".trace")
+          << stages[k];
     check_trace(stages[k], where, c);
   }
 }
@@ -154,12 +155,12 @@ void run_programs(const std::vector<std::string>& executors, const std::string& 
                         thunder::where(a > 0.0, a, -1e-05).pow(2.0).sum();
                },
                {}, {x, w});
-  grad_program("checkpoint",
-               [](Tensor a, Tensor b) {
-                 return checkpoint([](Tensor p, Tensor q) { return p.matmul(q).sin(); }, a, b)
-                     .cos();
-               },
-               {}, {x, w});
+  grad_program(
+      "checkpoint",
+      [](Tensor a, Tensor b) {
+        return checkpoint([](Tensor p, Tensor q) { return p.matmul(q).sin(); }, a, b).cos();
+      },
+      {}, {x, w});
   grad_program("router",
                [](Tensor hidden, Tensor wg) {
                  hidden.mul_(0.5);

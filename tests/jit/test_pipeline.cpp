@@ -51,9 +51,9 @@ TEST(Pipeline, RunsAnExecutorsFusionPassesWithoutKnowingIt) {
   CompiledTraces out = run_pipeline(mul_add_exp(), o);
   std::vector<std::string> names;
   for (const Trace& t : out.forward) names.emplace_back(stage_name(t));
-  EXPECT_EQ(names, (std::vector<std::string>{"Tracing", "Dead Code Elimination",
-                                             "Transform for execution", "Pair regions",
-                                             "Delete Last Used"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"Tracing", "Dead Code Elimination", "Transform for execution",
+                                      "Pair regions", "Delete Last Used"}));
   const Trace& fused = find_stage(out.forward, "Pair regions");
   ASSERT_EQ(fused.bsyms.size(), 2u) << fused;
   EXPECT_TRUE(fused.bsyms[0].sym->is_region);

@@ -3,7 +3,6 @@
 // inputs instead of reading it back, when that moves fewer bytes; results and
 // gradients equal eager libtorch.
 #include <gtest/gtest.h>
-
 #include <thunder/thunder.h>
 
 namespace thunder {

@@ -285,7 +285,7 @@ TEST(Rematerialize, DropoutSavesTheBoolMaskNeverTheUniformValues) {
   // what is saved.
   auto region = [](const Tensor& x) { return F::dropout(x.sin(), 0.5, true) * 2.0; };
   auto jckpt = jit([&](const Tensor& x) { return checkpoint(region, x).sum(); },
-                  {.disable_replace_uniform = true, .arg_names = {"x"}});
+                   {.disable_replace_uniform = true, .arg_names = {"x"}});
   at::Tensor x2 = x.detach().clone().requires_grad_();
   jckpt(x2).backward();
   EXPECT_EQ(describe(last_saved_for_backward(jckpt)), "x:Double[128,32], t13:Bool[128,32]");

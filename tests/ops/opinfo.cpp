@@ -18,8 +18,8 @@ void expect_same(const std::vector<at::Tensor>& got, const std::vector<at::Tenso
           << (g64 - w64).abs().nan_to_num(0).max().item<double>() << "\n got " << g << "\n want "
           << w;
     } else {
-      EXPECT_TRUE(at::equal(g, w)) << how << ": output " << i << " values differ\n got " << g
-                                   << "\n want " << w;
+      EXPECT_TRUE(at::equal(g, w))
+          << how << ": output " << i << " values differ\n got " << g << "\n want " << w;
     }
   }
 }
@@ -30,7 +30,9 @@ std::vector<at::Tensor> to_aten(const TensorList& ts) {
   for (const Tensor& t : ts) out.push_back(t.defined() ? t.aten() : at::Tensor());
   return out;
 }
-TensorList to_thunder(const std::vector<at::Tensor>& ts) { return TensorList(ts.begin(), ts.end()); }
+TensorList to_thunder(const std::vector<at::Tensor>& ts) {
+  return TensorList(ts.begin(), ts.end());
+}
 }  // namespace
 
 void check_sample(const OpSample& s) {
@@ -45,7 +47,8 @@ void check_sample(const OpSample& s) {
       {{"cpu_fuser", "aten"}, "consecutive"},
       {{"cpu_fuser", "aten"}, "dataflow"}};
   for (const auto& [executors, fusion_type] : configs) {
-    const std::string exec = executors[0] == "cpu_fuser" ? "cpu_fuser " + fusion_type : executors[0];
+    const std::string exec =
+        executors[0] == "cpu_fuser" ? "cpu_fuser " + fusion_type : executors[0];
     auto jfn = jit([&](const TensorList& xs) { return s.thunder_fn(xs); },
                    {.executors = executors, .fusion_type = fusion_type});
     std::vector<at::Tensor> got;

@@ -12,10 +12,10 @@
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
+#include <thunder/thunder.h>
 
 #include <functional>
 #include <string>
-#include <thunder/thunder.h>
 #include <vector>
 
 namespace thunder::testing {
@@ -48,8 +48,8 @@ void expect_error(const std::string& needle, const std::vector<at::Tensor>& inpu
                   const ThunderFn& fn);
 
 // Sample tensors: deterministic (seeded) random values of a dtype.
-at::Tensor make_tensor(at::IntArrayRef shape, at::ScalarType dtype = at::kFloat,
-                       double lo = -3.0, double hi = 3.0);
+at::Tensor make_tensor(at::IntArrayRef shape, at::ScalarType dtype = at::kFloat, double lo = -3.0,
+                       double hi = 3.0);
 // A non-contiguous tensor of the given logical shape (a transposed buffer).
 at::Tensor make_noncontiguous(at::IntArrayRef shape, at::ScalarType dtype = at::kFloat);
 

@@ -25,19 +25,30 @@ TEST(InplaceEager, EveryInPlaceMethodMatchesLibtorch) {
   at::Tensor mask = make_tensor({3, 4}, at::kBool);
   at::Tensor index = at::randint(0, 3, {2, 4});
   at::Tensor src = make_tensor({2, 4});
-  expect_inplace("add_ tensor", [&](Tensor& t) { t.add_(y, 2); }, [&](at::Tensor& t) { t.add_(y, 2); }, x);
-  expect_inplace("add_ broadcast", [&](Tensor& t) { t.add_(row); }, [&](at::Tensor& t) { t.add_(row); }, x);
-  expect_inplace("add_ number", [&](Tensor& t) { t.add_(1.5); }, [&](at::Tensor& t) { t.add_(1.5); }, x);
-  expect_inplace("mul_ tensor", [&](Tensor& t) { t.mul_(y); }, [&](at::Tensor& t) { t.mul_(y); }, x);
-  expect_inplace("mul_ number", [&](Tensor& t) { t.mul_(-2); }, [&](at::Tensor& t) { t.mul_(-2); }, x);
-  expect_inplace("copy_", [&](Tensor& t) { t.copy_(y); }, [&](at::Tensor& t) { t.copy_(y); }, x);
-  expect_inplace("copy_ broadcast", [&](Tensor& t) { t.copy_(row); }, [&](at::Tensor& t) { t.copy_(row); }, x);
-  expect_inplace("fill_", [&](Tensor& t) { t.fill_(7); }, [&](at::Tensor& t) { t.fill_(7); }, x);
-  expect_inplace("zero_", [&](Tensor& t) { t.zero_(); }, [&](at::Tensor& t) { t.zero_(); }, x);
-  expect_inplace("masked_fill_", [&](Tensor& t) { t.masked_fill_(mask, -1.0); },
-                 [&](at::Tensor& t) { t.masked_fill_(mask, -1.0); }, x);
-  expect_inplace("scatter_add_", [&](Tensor& t) { t.scatter_add_(0, index, src); },
-                 [&](at::Tensor& t) { t.scatter_add_(0, index, src); }, x);
+  expect_inplace(
+      "add_ tensor", [&](Tensor& t) { t.add_(y, 2); }, [&](at::Tensor& t) { t.add_(y, 2); }, x);
+  expect_inplace(
+      "add_ broadcast", [&](Tensor& t) { t.add_(row); }, [&](at::Tensor& t) { t.add_(row); }, x);
+  expect_inplace(
+      "add_ number", [&](Tensor& t) { t.add_(1.5); }, [&](at::Tensor& t) { t.add_(1.5); }, x);
+  expect_inplace(
+      "mul_ tensor", [&](Tensor& t) { t.mul_(y); }, [&](at::Tensor& t) { t.mul_(y); }, x);
+  expect_inplace(
+      "mul_ number", [&](Tensor& t) { t.mul_(-2); }, [&](at::Tensor& t) { t.mul_(-2); }, x);
+  expect_inplace(
+      "copy_", [&](Tensor& t) { t.copy_(y); }, [&](at::Tensor& t) { t.copy_(y); }, x);
+  expect_inplace(
+      "copy_ broadcast", [&](Tensor& t) { t.copy_(row); }, [&](at::Tensor& t) { t.copy_(row); }, x);
+  expect_inplace(
+      "fill_", [&](Tensor& t) { t.fill_(7); }, [&](at::Tensor& t) { t.fill_(7); }, x);
+  expect_inplace(
+      "zero_", [&](Tensor& t) { t.zero_(); }, [&](at::Tensor& t) { t.zero_(); }, x);
+  expect_inplace(
+      "masked_fill_", [&](Tensor& t) { t.masked_fill_(mask, -1.0); },
+      [&](at::Tensor& t) { t.masked_fill_(mask, -1.0); }, x);
+  expect_inplace(
+      "scatter_add_", [&](Tensor& t) { t.scatter_add_(0, index, src); },
+      [&](at::Tensor& t) { t.scatter_add_(0, index, src); }, x);
   at::manual_seed(7);
   at::Tensor u1 = x.clone();
   Tensor(u1).uniform_(-2.0, 3.0);

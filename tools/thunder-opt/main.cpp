@@ -31,10 +31,10 @@ void usage(std::ostream& os) {
         "Parses printed traces (several: e.g. a forward then its backward), runs the passes\n"
         "in order and prints the resulting traces.\n\npasses:\n";
   size_t width = 0;
-  for (const thunder::NamedPass& p : thunder::named_passes()) width = std::max(width, p.name.size());
+  for (const thunder::NamedPass& p : thunder::named_passes())
+    width = std::max(width, p.name.size());
   for (const thunder::NamedPass& p : thunder::named_passes()) {
-    os << "  " << p.name << std::string(width + 2 - p.name.size(), ' ') << p.description
-       << "\n";
+    os << "  " << p.name << std::string(width + 2 - p.name.size(), ' ') << p.description << "\n";
   }
 }
 

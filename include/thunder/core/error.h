@@ -45,8 +45,8 @@ template <typename... Args>
 }  // namespace thunder
 
 // Checks a user-facing condition; the message is only formatted on failure.
-#define THUNDER_CHECK(cond, ...)         \
-  do {                                   \
+#define THUNDER_CHECK(cond, ...)               \
+  do {                                         \
     if (!(cond)) ::thunder::fail(__VA_ARGS__); \
   } while (0)
 

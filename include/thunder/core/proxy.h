@@ -24,7 +24,7 @@ std::string shape_str(const Shape& s);  // "[2, 3]"
 enum class ProxyTag : uint32_t {
   DETACHED_AUTOGRAD_GRAPH = 1u << 0,  // produced with grad disabled: constant for autodiff
   RECOMPUTE_IN_BACKWARD = 1u << 1,    // prefer recomputing over saving
-  SAVED_FOR_BACKWARD = 1u << 2,       // saved explicitly (thunder::save_for_backward): never recomputed
+  SAVED_FOR_BACKWARD = 1u << 2,  // saved explicitly (thunder::save_for_backward): never recomputed
 };
 
 // Every ProxyTag, in printing order, and the word that stands for it after a
@@ -39,7 +39,7 @@ struct Proxy {
   enum class Kind : uint8_t { Tensor, Number };
   std::string name;
   Kind kind = Kind::Tensor;
-  Shape shape;  // empty for numbers and 0-d tensors
+  Shape shape;               // empty for numbers and 0-d tensors
   DType dtype = DType::f32;  // numbers: b8, i64 or f64
   Device device;
   bool requires_grad = false;

@@ -90,11 +90,11 @@ struct Symbol {
   // runs as a single kernel. Region symbols are made by a fusion executor for
   // one trace (not registered) and owned by the traces that use them.
   bool is_region = false;
-  std::string source;               // a region's generated kernel source, if any
-  uint32_t tags = 0;                // OpTag bits (add_tags can extend them)
-  MetaFn meta;                      // prims: validates args and makes output proxies
-  BodyFn body;                      // composites: the decomposition
-  int index = -1;                   // dense, assigned by the registry
+  std::string source;  // a region's generated kernel source, if any
+  uint32_t tags = 0;   // OpTag bits (add_tags can extend them)
+  MetaFn meta;         // prims: validates args and makes output proxies
+  BodyFn body;         // composites: the decomposition
+  int index = -1;      // dense, assigned by the registry
 
   bool has_tag(OpTag t) const { return tags & static_cast<uint32_t>(t); }
   std::string_view module() const;  // "prims"

@@ -6,8 +6,8 @@
 #include <map>
 #include <memory>
 #include <ostream>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "thunder/core/bound_symbol.h"
@@ -19,8 +19,8 @@ class Trace {
   std::string fn_name = "computation";
   std::vector<ProxyPtr> inputs;  // flat, in calling order
   std::vector<BoundSymbol> bsyms;
-  Value output;                  // what the program returns
-  std::string provenance;        // "Constructed by ..." (without '#')
+  Value output;                    // what the program returns
+  std::string provenance;          // "Constructed by ..." (without '#')
   std::vector<std::string> notes;  // extra header comment lines
   // Symbols made for this trace (fusion regions), kept alive by every trace
   // and program that may refer to them; copied by empty_like.

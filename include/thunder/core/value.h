@@ -14,7 +14,18 @@ namespace thunder {
 
 class Value {
  public:
-  enum class Kind : uint8_t { None, Bool, Int, Double, String, DType, Device, IntList, Proxy, List };
+  enum class Kind : uint8_t {
+    None,
+    Bool,
+    Int,
+    Double,
+    String,
+    DType,
+    Device,
+    IntList,
+    Proxy,
+    List
+  };
 
   Value() = default;
   Value(std::nullptr_t) {}
@@ -68,8 +79,8 @@ class Value {
   friend bool operator==(const Value& a, const Value& b);
 
  private:
-  std::variant<std::monostate, bool, int64_t, double, std::string, thunder::DType,
-               thunder::Device, std::vector<int64_t>, ProxyPtr, std::vector<Value>>
+  std::variant<std::monostate, bool, int64_t, double, std::string, thunder::DType, thunder::Device,
+               std::vector<int64_t>, ProxyPtr, std::vector<Value>>
       v_;
 };
 

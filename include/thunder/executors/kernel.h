@@ -37,9 +37,9 @@ struct Instr {
   Kernel fn = nullptr;
   const Symbol* sym = nullptr;  // for error messages only
   std::vector<Operand> ins;
-  std::vector<int32_t> outs;       // output slots, flat
+  std::vector<int32_t> outs;  // output slots, flat
   std::vector<bool> out_is_number;
-  std::vector<int32_t> frees;      // tensor slots released after this instruction
+  std::vector<int32_t> frees;  // tensor slots released after this instruction
 };
 
 // Builds an operand for a literal or a proxy already assigned to a slot.

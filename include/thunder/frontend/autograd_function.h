@@ -117,7 +117,8 @@ struct ForwardTraits<R (*)(AutogradContext*, P...)> {
 template <class R>
 struct IsTensorTuple : std::false_type {};
 template <class... Ts>
-struct IsTensorTuple<std::tuple<Ts...>> : std::bool_constant<(std::is_same_v<Ts, Tensor> && ...)> {};
+struct IsTensorTuple<std::tuple<Ts...>> : std::bool_constant<(std::is_same_v<Ts, Tensor> && ...)> {
+};
 
 template <class R>
 TensorList flat_outputs(const R& r) {
@@ -132,8 +133,8 @@ R unflat_outputs(const TensorList& l) {
   if constexpr (std::is_same_v<R, Tensor>) {
     return l.at(0);
   } else {
-    return [&]<size_t... I>(std::index_sequence<I...>) { return R{l.at(I)...}; }(
-        std::make_index_sequence<std::tuple_size_v<R>>());
+    return [&]<size_t... I>(std::index_sequence<I...>) { return R{l.at(I)...}; }
+    (std::make_index_sequence<std::tuple_size_v<R>>());
   }
 }
 
@@ -194,8 +195,8 @@ struct FunctionImpl<T, R, std::tuple<P...>> {
 
   // ---- eager: libtorch's custom function ----
   struct Torch : torch::autograd::Function<Torch> {
-    using Out = std::conditional_t<std::is_same_v<R, Tensor>, at::Tensor,
-                                   torch::autograd::variable_list>;
+    using Out =
+        std::conditional_t<std::is_same_v<R, Tensor>, at::Tensor, torch::autograd::variable_list>;
     static Out forward(torch::autograd::AutogradContext* tctx, aten_t<P>... args) {
       AutogradContext ctx(tctx, is_tensor_arg());
       R r = T::forward(&ctx, P(std::move(args))...);
@@ -237,9 +238,8 @@ struct FunctionImpl<T, R, std::tuple<P...>> {
   }
 
   static Value forward_body(const OpArgs& a) {
-    AutogradContext ctx(needs_grad_of(a, [](const Value& v) {
-      return v.is_tensor() && v.proxy()->requires_grad;
-    }));
+    AutogradContext ctx(
+        needs_grad_of(a, [](const Value& v) { return v.is_tensor() && v.proxy()->requires_grad; }));
     R r = run_forward(ctx, a.values(), std::index_sequence_for<P...>());
     std::vector<ProxyPtr> marks;
     for (const Tensor& t : flat_outputs(r))
@@ -256,8 +256,7 @@ struct FunctionImpl<T, R, std::tuple<P...>> {
     load_saved_data(ctx.saved_data, a[2]);
     TensorList g;
     for (const Value& v : a.list(1)) g.push_back(tensor_of(v));
-    TensorList r = normalize_grads(a.symbol().id, T::backward(&ctx, std::move(g)),
-                                   is_tensor_arg());
+    TensorList r = normalize_grads(a.symbol().id, T::backward(&ctx, std::move(g)), is_tensor_arg());
     std::vector<Value> out;
     for (const Tensor& t : r) out.push_back(value_of(t));
     return Value(std::move(out));
@@ -284,9 +283,9 @@ struct FunctionImpl<T, R, std::tuple<P...>> {
       gs.push_back(t.is_proxy() && t.proxy()->is_tensor() ? v.get_grad(value_of(t)) : Value());
     for (const Tensor& t : ctx.saved_) saved.push_back(value_of(t));
     for (bool b : needs) needs_v.push_back(Value(b));
-    Value grads = call_symbol(*symbols().bwd, {Value(std::move(saved)), Value(std::move(gs)),
-                                               saved_data_value(ctx.saved_data),
-                                               Value(std::move(needs_v))});
+    Value grads =
+        call_symbol(*symbols().bwd, {Value(std::move(saved)), Value(std::move(gs)),
+                                     saved_data_value(ctx.saved_data), Value(std::move(needs_v))});
     const std::vector<Value>& gl = grads.as_list();
     for (size_t i = 0; i < a.size() && i < gl.size(); ++i)
       if (a[i].is_tensor() && gl[i].is_tensor()) v.put_grad(a[i], gl[i]);

@@ -95,7 +95,7 @@ inline void flatten(std::vector<FlatArg>& out, const Scalar& s) {
   f.d = s.to_double();
 }
 template <typename T>
-  requires std::is_arithmetic_v<T>
+requires std::is_arithmetic_v<T>
 void flatten(std::vector<FlatArg>& out, T v) {
   FlatArg& f = out.emplace_back();
   if constexpr (std::is_same_v<T, bool>) {
@@ -128,8 +128,8 @@ using concrete_t = typename Concrete<std::remove_cvref_t<A>>::type;
 
 // Is F plain libtorch code (captured at the dispatcher) for these arguments?
 template <typename F, typename... A>
-inline constexpr bool is_captured_v = !std::is_invocable_v<F&, normalized_t<A>...> &&
-                                      std::is_invocable_v<F&, concrete_t<A>...>;
+inline constexpr bool is_captured_v =
+    !std::is_invocable_v<F&, normalized_t<A>...> && std::is_invocable_v<F&, concrete_t<A>...>;
 
 // Rebuilds a concrete argument from the flat call inputs.
 template <typename A>
@@ -217,7 +217,8 @@ R unflatten_result(std::vector<at::Tensor>& outs, size_t& pos) {
   } else {
     return [&]<size_t... I>(std::index_sequence<I...>) {
       return R{unflatten_result<std::tuple_element_t<I, R>>(outs, pos)...};
-    }(std::make_index_sequence<std::tuple_size_v<R>>{});
+    }
+    (std::make_index_sequence<std::tuple_size_v<R>>{});
   }
 }
 
@@ -308,43 +309,53 @@ struct IsModulePtr<std::shared_ptr<M>> : std::bool_constant<std::derived_from<M,
 }  // namespace detail
 
 template <typename F>
-  requires(!std::derived_from<std::remove_cvref_t<F>, nn::Module> &&
-           !detail::IsModulePtr<std::remove_cvref_t<F>>::value)
-Jitted<std::decay_t<F>> jit(F&& fn, JitOptions options = {}) {
+requires(!std::derived_from<std::remove_cvref_t<F>, nn::Module> &&
+         !detail::IsModulePtr<std::remove_cvref_t<F>>::value)
+    Jitted<std::decay_t<F>> jit(F&& fn, JitOptions options = {}) {
   return Jitted<std::decay_t<F>>(std::forward<F>(fn), std::move(options));
 }
 
 // A module: its forward is traced and its parameters become trace inputs.
 template <typename M>
-  requires std::derived_from<M, nn::Module>
+requires std::derived_from<M, nn::Module>
 auto jit(std::shared_ptr<M> m, JitOptions options = {}) {
   auto fn = [m](auto&&... a) { return m->forward(std::forward<decltype(a)>(a)...); };
   return Jitted<decltype(fn)>(std::move(fn), std::move(options), m.get());
 }
 template <typename M>
-  requires std::derived_from<M, nn::Module>
+requires std::derived_from<M, nn::Module>
 auto jit(M& m, JitOptions options = {}) {
   auto fn = [&m](auto&&... a) { return m.forward(std::forward<decltype(a)>(a)...); };
   return Jitted<decltype(fn)>(std::move(fn), std::move(options), &m);
 }
 
 template <typename F>
-std::vector<Trace> last_traces(const Jitted<F>& j) { return detail::last_traces(j.state()); }
+std::vector<Trace> last_traces(const Jitted<F>& j) {
+  return detail::last_traces(j.state());
+}
 template <typename F>
 std::vector<Trace> last_backward_traces(const Jitted<F>& j) {
   return detail::last_backward_traces(j.state());
 }
 template <typename F>
-Trace last_prologue_trace(const Jitted<F>& j) { return detail::last_prologue_trace(j.state()); }
+Trace last_prologue_trace(const Jitted<F>& j) {
+  return detail::last_prologue_trace(j.state());
+}
 template <typename F>
 std::vector<TensorInfo> last_saved_for_backward(const Jitted<F>& j) {
   return detail::last_saved_for_backward(j.state());
 }
 template <typename F>
-int64_t cache_hits(const Jitted<F>& j) { return detail::cache_hits(j.state()); }
+int64_t cache_hits(const Jitted<F>& j) {
+  return detail::cache_hits(j.state());
+}
 template <typename F>
-int64_t cache_misses(const Jitted<F>& j) { return detail::cache_misses(j.state()); }
+int64_t cache_misses(const Jitted<F>& j) {
+  return detail::cache_misses(j.state());
+}
 template <typename F>
-CompileStats compile_stats(const Jitted<F>& j) { return detail::compile_stats(j.state()); }
+CompileStats compile_stats(const Jitted<F>& j) {
+  return detail::compile_stats(j.state());
+}
 
 }  // namespace thunder

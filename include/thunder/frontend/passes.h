@@ -20,7 +20,7 @@ namespace thunder {
 
 struct PassOptions {
   std::vector<std::string> executors = {"cpu_fuser", "aten"};  // claim and fusion
-  std::string fusion_type = "dataflow";                         // fusion
+  std::string fusion_type = "dataflow";                        // fusion
 };
 
 struct NamedPass {

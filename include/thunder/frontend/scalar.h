@@ -12,8 +12,7 @@ namespace thunder {
 class Scalar {
  public:
   template <typename T>
-    requires std::is_arithmetic_v<T>
-  Scalar(T v) {  // NOLINT: implicit like at::Scalar
+  requires std::is_arithmetic_v<T> Scalar(T v) {  // NOLINT: implicit like at::Scalar
     if constexpr (std::is_same_v<T, bool>)
       v_ = Value(v);
     else if constexpr (std::is_integral_v<T>)

@@ -21,7 +21,7 @@ using TensorList = std::vector<Tensor>;
 
 class Tensor {
  public:
-  Tensor() = default;                   // the "None" tensor
+  Tensor() = default;                         // the "None" tensor
   Tensor(at::Tensor t) : t_(std::move(t)) {}  // NOLINT: implicit, zero copy
   explicit Tensor(ProxyPtr p) : p_(std::move(p)) {}
 

@@ -77,8 +77,8 @@ Value stack(const std::vector<Value>& tensors, int64_t dim);
 Value narrow(const Value& a, int64_t dim, int64_t start, int64_t length);
 Value select(const Value& a, int64_t dim, int64_t index);
 Value split(const Value& a, const std::vector<int64_t>& sizes, int64_t dim);  // list out
-Value split(const Value& a, int64_t split_size, int64_t dim);                // list out
-Value chunk(const Value& a, int64_t chunks, int64_t dim);                    // list out
+Value split(const Value& a, int64_t split_size, int64_t dim);                 // list out
+Value chunk(const Value& a, int64_t chunks, int64_t dim);                     // list out
 Value triu(const Value& a, int64_t diagonal);
 Value tril(const Value& a, int64_t diagonal);
 Value to(const Value& a, DType dtype);
@@ -101,9 +101,8 @@ Value layer_norm(const Value& x, const std::vector<int64_t>& normalized_shape, c
                  const Value& b, double eps);
 Value embedding(const Value& indices, const Value& weight);
 Value cross_entropy(const Value& logits, const Value& targets);  // mean reduction
-Value nll_loss(const Value& log_probs, const Value& targets);     // [N, C], [N]; mean
-Value scaled_dot_product_attention(const Value& q, const Value& k, const Value& v,
-                                   bool is_causal);
+Value nll_loss(const Value& log_probs, const Value& targets);    // [N, C], [N]; mean
+Value scaled_dot_product_attention(const Value& q, const Value& k, const Value& v, bool is_causal);
 
 // ---- backward helpers (emitted by grad rules; ATen has fused kernels) ----
 Value gelu_backward(const Value& grad, const Value& a, const std::string& approximate);

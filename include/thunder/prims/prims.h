@@ -64,14 +64,15 @@ Value convert_element_type(const Value& a, DType dtype);
 
 // ---- shape ----
 // Output dim broadcast_dims[i] takes input dim i (which is 1 or equal to it).
-Value broadcast_in_dim(const Value& a, const Shape& shape, const std::vector<int64_t>& broadcast_dims);
-Value reshape(const Value& a, const Shape& shape);                    // same numel
+Value broadcast_in_dim(const Value& a, const Shape& shape,
+                       const std::vector<int64_t>& broadcast_dims);
+Value reshape(const Value& a, const Shape& shape);  // same numel
 Value transpose(const Value& a, const std::vector<int64_t>& permutation);
 // start <= end per dim, strides >= 1.
 Value slice(const Value& a, const std::vector<int64_t>& start, const std::vector<int64_t>& end,
             const std::vector<int64_t>& strides);
-Value squeeze(const Value& a, const std::vector<int64_t>& dims);     // each dim has size 1
-Value cat(const std::vector<Value>& tensors, int64_t dim);           // one dtype, same other dims
+Value squeeze(const Value& a, const std::vector<int64_t>& dims);  // each dim has size 1
+Value cat(const std::vector<Value>& tensors, int64_t dim);        // one dtype, same other dims
 // config: (lo, hi, interior) per dim, flattened; lo/hi may be negative.
 Value pad(const Value& a, const Value& padding_value, const std::vector<int64_t>& config);
 
@@ -86,7 +87,7 @@ Value argmax(const Value& a, const Value& dim);  // dim: int or None (flattened)
 // torch.matmul rules for 1-D/2-D; N-D operands need equal batch dims.
 Value matmul(const Value& a, const Value& b);
 Value linear(const Value& a, const Value& w, const Value& bias);  // bias may be None
-Value embedding(const Value& indices, const Value& weight);      // integer indices
+Value embedding(const Value& indices, const Value& weight);       // integer indices
 
 // ---- indexing ----
 Value take_along_axis(const Value& a, const Value& index, int64_t dim);  // gather

@@ -16,7 +16,7 @@ namespace thunder {
 struct CompiledBackward {
   Program program;  // inputs: saved..., cotangents... (all Input::Source::Captured)
   std::vector<int32_t> differentiable_outputs;  // flat output indices that take a cotangent
-  std::shared_ptr<PoolRef> pool;                 // the jitted function's buffers
+  std::shared_ptr<PoolRef> pool;                // the jitted function's buffers
 };
 
 // Runs under no-grad already done by the caller: attaches the backward node to

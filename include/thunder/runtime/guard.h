@@ -38,8 +38,10 @@ class GuardSignature {
   }
   void add_arg(const FlatArg& a) {
     switch (a.kind) {
-      case FlatArg::Kind::Tensor: return add_tensor(a.tensor);
-      case FlatArg::Kind::Scalar: return add(1000 + a.i);  // its kind only: never recompiles
+      case FlatArg::Kind::Tensor:
+        return add_tensor(a.tensor);
+      case FlatArg::Kind::Scalar:
+        return add(1000 + a.i);  // its kind only: never recompiles
       case FlatArg::Kind::Double: {
         add(2000);
         int64_t bits;
@@ -82,9 +84,7 @@ class GuardSignature {
 
   uint64_t hash() const { return hash_; }
   const std::vector<int64_t>& words() const { return words_; }
-  bool operator==(const GuardSignature& o) const {
-    return hash_ == o.hash_ && words_ == o.words_;
-  }
+  bool operator==(const GuardSignature& o) const { return hash_ == o.hash_ && words_ == o.words_; }
 
  private:
   std::vector<int64_t> words_;

@@ -1,7 +1,7 @@
 // MemoryMeter: counts the bytes currently allocated through ATen's CPU
-// allocator (thunder's own, src/runtime/cpu_allocator.cpp). Used by benchmarks and the demo to measure what
-// a forward pass leaves alive for the backward (saved-for-backward bytes),
-// the same way for eager libtorch and for jitted programs.
+// allocator (thunder's own, src/runtime/cpu_allocator.cpp). Used by benchmarks and the demo to
+// measure what a forward pass leaves alive for the backward (saved-for-backward bytes), the same
+// way for eager libtorch and for jitted programs.
 #pragma once
 
 #include <cstdint>

@@ -40,7 +40,7 @@ class Program {
   std::vector<InputSlot> inputs_;
   std::vector<Instr> instrs_;
   std::vector<int32_t> output_slots_;  // -1: None
-  std::vector<at::Tensor> tensors_;     // the frame, reused across calls
+  std::vector<at::Tensor> tensors_;    // the frame, reused across calls
   std::vector<c10::Scalar> numbers_;
   std::vector<std::shared_ptr<const Symbol>> symbols_;  // the trace's region symbols
 };

@@ -29,25 +29,33 @@ constexpr int64_t kMaxRowTile = 4096;
 
 std::string storage_type(DType d) {
   switch (d) {
-    case DType::b8: return "bool";
-    case DType::u8: return "uint8_t";
-    case DType::i8: return "int8_t";
-    case DType::i16: return "int16_t";
-    case DType::i32: return "int32_t";
-    case DType::i64: return "int64_t";
-    case DType::f16: return "_Float16";
-    case DType::bf16: return "uint16_t";
-    case DType::f32: return "float";
-    case DType::f64: return "double";
+    case DType::b8:
+      return "bool";
+    case DType::u8:
+      return "uint8_t";
+    case DType::i8:
+      return "int8_t";
+    case DType::i16:
+      return "int16_t";
+    case DType::i32:
+      return "int32_t";
+    case DType::i64:
+      return "int64_t";
+    case DType::f16:
+      return "_Float16";
+    case DType::bf16:
+      return "uint16_t";
+    case DType::f32:
+      return "float";
+    case DType::f64:
+      return "double";
   }
   return "";
 }
 
 bool is_reduced_float(DType d) { return d == DType::f16 || d == DType::bf16; }
 
-std::string compute_type(DType d) {
-  return is_reduced_float(d) ? "float" : storage_type(d);
-}
+std::string compute_type(DType d) { return is_reduced_float(d) ? "float" : storage_type(d); }
 
 // Rounds a float expression to the precision of `d` (identity for others).
 std::string round_to(DType d, const std::string& e) {
@@ -141,8 +149,9 @@ class Generator {
     for (const BoundSymbol& b : region_.subsymbols)
       if (*fusible_kind(*b.sym) == OpKind::Reduction) reductions.push_back(&b);
     if (!reductions.empty() && row_nest(reductions, outs)) {
-      ks.code = fmt::format("{}\n{}extern \"C\" void thunder_kernel(void* const* p, int64_t n) {{\n{}}}\n",
-                            kernel_preamble(), nests_, kernel_body_);
+      ks.code = fmt::format(
+          "{}\n{}extern \"C\" void thunder_kernel(void* const* p, int64_t n) {{\n{}}}\n",
+          kernel_preamble(), nests_, kernel_body_);
       return ks;
     }
     // Reduction results are materialised (outputs, else scratch), in order.
@@ -168,8 +177,9 @@ class Generator {
         }
       elementwise_nest(group);
     }
-    ks.code = fmt::format("{}\n{}extern \"C\" void thunder_kernel(void* const* p, int64_t n) {{\n{}}}\n",
-                          kernel_preamble(), nests_, kernel_body_);
+    ks.code =
+        fmt::format("{}\n{}extern \"C\" void thunder_kernel(void* const* p, int64_t n) {{\n{}}}\n",
+                    kernel_preamble(), nests_, kernel_body_);
     return ks;
   }
 
@@ -439,7 +449,8 @@ class Generator {
       if (v.is_tensor()) {
         x.push_back(value_at(*v.proxy(), idx));
       } else if (v.is_number_proxy()) {
-        x.push_back(round_to(d, fmt::format("(({}){})", compute_type(d), value_at(*v.proxy(), idx))));
+        x.push_back(
+            round_to(d, fmt::format("(({}){})", compute_type(d), value_at(*v.proxy(), idx))));
       } else {
         x.push_back(literal(v, d));
       }
@@ -456,18 +467,21 @@ class Generator {
     };
     auto bin = [&](const char* o) { return fmt::format("({} {} {})", x[0], o, x[1]); };
     if (op == "neg") return fmt::format("(({})(-{}))", T, x[0]);
-    if (op == "abs") return fl ? (f64 ? "__builtin_fabs(" : "__builtin_fabsf(") + x[0] + ")"
-                      : bl ? x[0] : fmt::format("(({0})({1} < 0 ? -{1} : {1}))", T, x[0]);
-    if (op == "exp" || op == "log" || op == "log1p" || op == "sin" || op == "cos" ||
-        op == "tanh" || op == "erf")
+    if (op == "abs")
+      return fl   ? (f64 ? "__builtin_fabs(" : "__builtin_fabsf(") + x[0] + ")"
+             : bl ? x[0]
+                  : fmt::format("(({0})({1} < 0 ? -{1} : {1}))", T, x[0]);
+    if (op == "exp" || op == "log" || op == "log1p" || op == "sin" || op == "cos" || op == "tanh" ||
+        op == "erf")
       return call(op.c_str());
     if (op == "sqrt") return f64 ? "__builtin_sqrt(" + x[0] + ")" : "__builtin_sqrtf(" + x[0] + ")";
     if (op == "rsqrt")
-      return fmt::format("(({0})1 / {1})", T, f64 ? "__builtin_sqrt(" + x[0] + ")"
-                                                  : "__builtin_sqrtf(" + x[0] + ")");
+      return fmt::format("(({0})1 / {1})", T,
+                         f64 ? "__builtin_sqrt(" + x[0] + ")" : "__builtin_sqrtf(" + x[0] + ")");
     if (op == "reciprocal") return fmt::format("(({})1 / {})", T, x[0]);
-    if (op == "sigmoid") return f64 ? fmt::format("(1.0 / (1.0 + __builtin_exp(-{})))", x[0])
-                                    : fmt::format("vm_sigmoidf({})", x[0]);
+    if (op == "sigmoid")
+      return f64 ? fmt::format("(1.0 / (1.0 + __builtin_exp(-{})))", x[0])
+                 : fmt::format("vm_sigmoidf({})", x[0]);
     if (op == "bitwise_not") return bl ? "(!" + x[0] + ")" : fmt::format("(({})~{})", T, x[0]);
     if (op == "logical_not") return "(" + x[0] + " == 0)";
     if (op == "add") return bl ? bin("||") : fmt::format("(({}){})", T, bin("+"));
@@ -477,10 +491,12 @@ class Generator {
     if (op == "pow")
       return fl ? fmt::format("{}({}, {})", f64 ? "__builtin_pow" : "__builtin_powf", x[0], x[1])
                 : fmt::format("ipow<{}>({}, {})", T, x[0], x[1]);
-    if (op == "maximum") return fl ? fmt::format("fmax_nan({}, {})", x[0], x[1])
-                                   : fmt::format("({0} > {1} ? {0} : {1})", x[0], x[1]);
-    if (op == "minimum") return fl ? fmt::format("fmin_nan({}, {})", x[0], x[1])
-                                   : fmt::format("({0} < {1} ? {0} : {1})", x[0], x[1]);
+    if (op == "maximum")
+      return fl ? fmt::format("fmax_nan({}, {})", x[0], x[1])
+                : fmt::format("({0} > {1} ? {0} : {1})", x[0], x[1]);
+    if (op == "minimum")
+      return fl ? fmt::format("fmin_nan({}, {})", x[0], x[1])
+                : fmt::format("({0} < {1} ? {0} : {1})", x[0], x[1]);
     if (op == "bitwise_and") return fmt::format("(({}){})", T, bin("&"));
     if (op == "bitwise_or") return fmt::format("(({}){})", T, bin("|"));
     if (op == "bitwise_xor") return fmt::format("(({}){})", T, bin("^"));
@@ -514,8 +530,9 @@ class Generator {
   // Ends it: a static function, called once or from an OpenMP loop of chunks.
   void end_nest(int64_t range, int64_t work, const std::string& range_expr) {
     int k = nest_count_++;
-    nests_ += fmt::format("static void nest{}(void* const* p, int64_t lo, int64_t hi) {{\n{}{}}}\n\n",
-                          k, decls_, body_);
+    nests_ +=
+        fmt::format("static void nest{}(void* const* p, int64_t lo, int64_t hi) {{\n{}{}}}\n\n", k,
+                    decls_, body_);
     if (!flat_) {
       if (work < kParallelWork || range <= 1) {
         kernel_body_ += fmt::format("  nest{}(p, 0, {});\n", k, range);
@@ -526,8 +543,8 @@ class Generator {
       kernel_body_ += parallel_call(k, std::to_string(range), chunk);
       return;
     }
-    kernel_body_ += fmt::format("  if ({0} < {1}) {{ nest{2}(p, 0, {0}); return; }}\n",
-                                range_expr, kParallelWork, k);
+    kernel_body_ += fmt::format("  if ({0} < {1}) {{ nest{2}(p, 0, {0}); return; }}\n", range_expr,
+                                kParallelWork, k);
     kernel_body_ += parallel_call(k, range_expr, kChunkWork);
   }
 
@@ -578,7 +595,8 @@ class Generator {
       range = numel(shape);
       idx = shape.empty() && !flat_ ? Idx{} : Idx{"i"};
       if (!idx.empty() && offset(*outs[0], idx) == "i")
-        tile_ = {.index = "i", .local = "i - t", .begin = "t", .end = "te", .size = kTile, .code = {}};
+        tile_ = {
+            .index = "i", .local = "i - t", .begin = "t", .end = "te", .size = kTile, .code = {}};
     } else {
       range = numel(Shape(shape.begin(), shape.end() - 1));
       idx = open_outer_loop(shape, shape.size() - 1);
@@ -609,8 +627,9 @@ class Generator {
     // simd: the elements are independent (GCC's alias checks and cost model
     // would leave loops with several outputs, selects or vm_ calls scalar).
     if (rows) {
-      body_ = fmt::format("{}{}    #pragma omp simd\n    for (int64_t j = 0; j < {}; ++j) {{\n{}    }}\n  }}\n",
-                          before, tiles, shape.back(), inner);
+      body_ = fmt::format(
+          "{}{}    #pragma omp simd\n    for (int64_t j = 0; j < {}; ++j) {{\n{}    }}\n  }}\n",
+          before, tiles, shape.back(), inner);
     } else if (tile_.code.empty()) {
       body_ = fmt::format("{}  #pragma omp simd\n  for (int64_t i = lo; i < hi; ++i) {{\n{}  }}\n",
                           before, inner);
@@ -643,9 +662,8 @@ class Generator {
     const DType d = a.dtype;
     const bool fl = is_float(d);
     // Float sums accumulate in double: closer to libtorch's cascade summation.
-    const std::string acc_t = (op == "sum" || op == "var")
-                                  ? (fl ? "double" : "int64_t")
-                                  : compute_type(d);
+    const std::string acc_t =
+        (op == "sum" || op == "var") ? (fl ? "double" : "int64_t") : compute_type(d);
     const std::string init = fl ? (op == "amin" ? "__builtin_inf()" : "(-__builtin_inf())")
                                 : (op == "amin" ? max_of(d) : min_of(d));
     const std::string res = fmt::format("red{}", vars_++);
@@ -695,7 +713,8 @@ class Generator {
       line("int64_t best_i = 0, pos = 0;");
       pass("", [&](const std::string& x) {
         line(fl ? fmt::format("if ({0} > best || ({0} != {0} && best == best)) {{ best = {0}; "
-                              "best_i = pos; }}", x)
+                              "best_i = pos; }}",
+                              x)
                 : fmt::format("if ({0} > best) {{ best = {0}; best_i = pos; }}", x));
         line("++pos;");
       });
@@ -758,12 +777,14 @@ class Generator {
     int64_t work = 0;
     for (const BoundSymbol* b : reductions) {
       const Proxy& a = *b->args[0].proxy();
-      if (a.shape.size() - reduced_dims(*b) != k || !std::equal(outer.begin(), outer.end(), a.shape.begin()))
+      if (a.shape.size() - reduced_dims(*b) != k ||
+          !std::equal(outer.begin(), outer.end(), a.shape.begin()))
         return false;
       work += a.numel();
     }
     for (const Proxy* p : outs) {
-      if (p->shape.size() < k || !std::equal(outer.begin(), outer.end(), p->shape.begin())) return false;
+      if (p->shape.size() < k || !std::equal(outer.begin(), outer.end(), p->shape.begin()))
+        return false;
       work += p->numel();
     }
     const std::string saved_nests = nests_, saved_kernel = kernel_body_;
@@ -783,7 +804,8 @@ class Generator {
       auto saved = memo_;
       for (size_t d = k; d < p->shape.size(); ++d) {
         idx.push_back(fmt::format("j{}", d));
-        open_loop(idx.back(), "0", std::to_string(p->shape[d]), d + 1 == p->shape.size() ? "simd" : "");
+        open_loop(idx.back(), "0", std::to_string(p->shape[d]),
+                  d + 1 == p->shape.size() ? "simd" : "");
       }
       line(store(*p, idx, value_at(*p, idx)));
       for (size_t d = k; d < p->shape.size(); ++d) close_loop();
@@ -804,22 +826,34 @@ class Generator {
 
   static std::string max_of(DType d) {
     switch (d) {
-      case DType::b8: return "true";
-      case DType::u8: return "255";
-      case DType::i8: return "127";
-      case DType::i16: return "32767";
-      case DType::i32: return "2147483647";
-      default: return "__INT64_MAX__";
+      case DType::b8:
+        return "true";
+      case DType::u8:
+        return "255";
+      case DType::i8:
+        return "127";
+      case DType::i16:
+        return "32767";
+      case DType::i32:
+        return "2147483647";
+      default:
+        return "__INT64_MAX__";
     }
   }
   static std::string min_of(DType d) {
     switch (d) {
-      case DType::b8: return "false";
-      case DType::u8: return "0";
-      case DType::i8: return "(-128)";
-      case DType::i16: return "(-32768)";
-      case DType::i32: return "(-2147483647 - 1)";
-      default: return "(-__INT64_MAX__ - 1)";
+      case DType::b8:
+        return "false";
+      case DType::u8:
+        return "0";
+      case DType::i8:
+        return "(-128)";
+      case DType::i16:
+        return "(-32768)";
+      case DType::i32:
+        return "(-2147483647 - 1)";
+      default:
+        return "(-__INT64_MAX__ - 1)";
     }
   }
 

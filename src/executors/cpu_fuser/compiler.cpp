@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -10,7 +11,6 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
-#include <fmt/format.h>
 #include <fstream>
 #include <future>
 #include <iostream>
@@ -31,9 +31,8 @@ namespace fs = std::filesystem;
 
 // -ffp-contract=off keeps a * b + c two roundings, as in eager execution; the
 // kernels' polynomials ask for fused multiply-adds explicitly.
-const std::vector<std::string> kFlags = {"-O3",     "-march=native",     "-fopenmp",
-                                         "-shared", "-fPIC",             "-ffp-contract=off",
-                                         "-fno-math-errno", "-w"};
+const std::vector<std::string> kFlags = {"-O3",   "-march=native",     "-fopenmp",        "-shared",
+                                         "-fPIC", "-ffp-contract=off", "-fno-math-errno", "-w"};
 
 std::atomic<int64_t> compiles{0}, disk_hits{0}, memory_hits{0}, fallbacks{0};
 std::atomic<int64_t> counter{0};
@@ -143,8 +142,8 @@ bool compile(const std::string& source, const fs::path& dir, const std::string& 
   int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   int status = 0;
-  bool ok = rc == 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-            WEXITSTATUS(status) == 0;
+  bool ok =
+      rc == 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
   ++compiles;
   std::error_code ec;
   if (ok) {
@@ -214,8 +213,8 @@ std::vector<KernelFn> load_kernels(const std::vector<std::string>& sources) {
 }  // namespace cpu_fuser
 
 CpuFuserStats cpu_fuser_stats() {
-  return {cpu_fuser::compiles.load(), cpu_fuser::disk_hits.load(),
-          cpu_fuser::memory_hits.load(), cpu_fuser::fallbacks.load()};
+  return {cpu_fuser::compiles.load(), cpu_fuser::disk_hits.load(), cpu_fuser::memory_hits.load(),
+          cpu_fuser::fallbacks.load()};
 }
 
 void reset_cpu_fuser_stats() {
