@@ -7,7 +7,7 @@ export CCACHE_DIR ?= $(CURDIR)/.cache/ccache
 export CCACHE_BASEDIR ?= $(CURDIR)
 export CCACHE_SLOPPINESS = pch_defines,time_macros,include_file_mtime,include_file_ctime
 
-.PHONY: deps configure build demo test bench clean fuzz
+.PHONY: deps configure build demo test bench clean fuzz test-tsan
 
 deps:
 	@./scripts/install-deps.sh
@@ -45,3 +45,14 @@ SECONDS ?= 60
 fuzz: configure
 	cmake --build $(BUILD) -j $(JOBS) --target thunder_fuzz
 	THUNDER_CACHE_DIR=$(CURDIR)/$(BUILD)/kernel-cache $(BUILD)/tests/thunder_fuzz --seconds $(SECONDS)
+
+# ThreadSanitizer over the concurrency tests, in its own build folder. Not in
+# CI (a second full build); run it before landing changes to the jit state,
+# programs or kernels. Intra-op threads are off (libtorch's OpenMP is not
+# instrumented, so its workers would be reported), see docs/threads.md.
+TSAN_BUILD ?= build-tsan
+test-tsan: deps
+	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTHUNDER_SANITIZE=thread
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target jit_tests
+	cd $(TSAN_BUILD) && OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	  THUNDER_CACHE_DIR=$(CURDIR)/$(TSAN_BUILD)/kernel-cache tests/jit_tests --gtest_filter='Threads.*'

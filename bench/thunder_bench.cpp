@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench_util.h"
@@ -61,6 +62,32 @@ void per_call_overhead() {
   }
   std::printf("(eager libtorch dispatch of one op on 3 elements: %.3f us)\n",
               time_us([&] { at::Tensor r = at::sin(x); }, 20000));
+
+  // One jitted function called from several threads at once: hits read the
+  // cache without locks, so the time per call should stay flat while there
+  // are cores for the threads.
+  std::printf("\n%-44s %12s %12s %10s\n", "3 ops, T threads calling one jitted fn", "eager", "jit",
+              "eager/jit");
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  for (unsigned threads = 1; threads <= std::min(4u, cores); threads *= 2) {
+    auto per_call = [&](const std::function<void()>& f) {
+      return time_us(
+                 [&] {
+                   std::vector<std::thread> ts;
+                   for (unsigned t = 0; t < threads; ++t)
+                     ts.emplace_back([&] {
+                       at::NoGradGuard ng;
+                       for (int i = 0; i < 2000; ++i) f();
+                     });
+                   for (auto& t : ts) t.join();
+                 },
+                 5) /
+             2000;
+    };
+    double e = per_call([&] { at::Tensor r = at::sin(x * 2.0 + 1.0); });
+    double j = per_call([&] { Tensor r = jfn(x); });
+    row("T = " + std::to_string(threads) + " (us per call, each thread)", e, j);
+  }
 }
 
 // One fused elementwise chain on 16M floats: eager libtorch (one pass per op),

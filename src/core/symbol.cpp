@@ -82,16 +82,30 @@ std::string_view Symbol::name() const {
 }
 
 Symbol& SymbolRegistry::add(Symbol s) {
-  THUNDER_CHECK(find(s.id) == nullptr, "symbol registry: '{}' is already registered", s.id);
+  std::lock_guard<std::mutex> lock(mu_);
+  THUNDER_CHECK(std::none_of(symbols_.begin(), symbols_.end(),
+                             [&](const auto& other) { return other->id == s.id; }),
+                "symbol registry: '{}' is already registered", s.id);
   s.index = static_cast<int>(symbols_.size());
   symbols_.push_back(std::make_unique<Symbol>(std::move(s)));
   return *symbols_.back();
 }
 
 const Symbol* SymbolRegistry::find(std::string_view id) const {
+  std::lock_guard<std::mutex> lock(mu_);
   for (const auto& s : symbols_)
     if (s->id == id) return s.get();
   return nullptr;
+}
+
+size_t SymbolRegistry::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return symbols_.size();
+}
+
+const Symbol& SymbolRegistry::at(size_t index) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return *symbols_.at(index);
 }
 
 const Symbol& SymbolRegistry::get(std::string_view id) const {

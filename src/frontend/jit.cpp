@@ -5,7 +5,11 @@
 
 #include <ATen/core/grad_mode.h>
 
+#include <algorithm>
+#include <array>
+#include <atomic>
 #include <iostream>
+#include <mutex>
 
 #include "dispatch.h"
 #include "prologue.h"
@@ -34,6 +38,7 @@ namespace detail {
 namespace {
 
 struct CacheEntry {
+  uint64_t id = 0;  // unique within its JitState (what "last" remembers)
   GuardSignature sig;
   std::vector<at::Tensor> captured;
   GuardSignature captured_sig;
@@ -50,8 +55,110 @@ struct CacheEntry {
   std::vector<Program::Input> written_inputs;
 };
 
+// The cache entries of a JitState as calls see them. A list is never changed
+// once published: a compile publishes a new one, and the old one is freed
+// when no call still reads it (see CallScratch::reading).
+struct EntryList {
+  std::vector<std::shared_ptr<CacheEntry>> entries;
+};
+
+constexpr size_t kHitShards = 16;
+
+// Every thread's scratch, so a compile can tell which entry lists calls are
+// reading. Registered once per scratch (per thread and nesting level).
+struct ScratchRegistry {
+  std::mutex mu;
+  std::vector<const CallScratch*> all;
+};
+ScratchRegistry& scratch_registry() {
+  static auto* r = new ScratchRegistry;  // outlives every thread's scratch
+  return *r;
+}
+
 }  // namespace
 
+struct CallScratch {
+  std::vector<FlatArg> inputs;
+  std::vector<at::Tensor> outs;
+  GuardSignature sig, captured_sig;
+  // The entry list this call is reading (a hazard pointer): the list, and
+  // the entries it holds, stay alive until the call clears it.
+  std::atomic<const EntryList*> reading{nullptr};
+  size_t hit_shard = 0;  // which of a JitState's hit counters this thread bumps
+};
+
+namespace {
+
+class ScratchStack {
+ public:
+  ~ScratchStack() {
+    ScratchRegistry& r = scratch_registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    for (const auto& s : stack_) std::erase(r.all, s.get());
+  }
+  CallScratch& enter() {
+    if (depth_ == stack_.size()) {
+      static std::atomic<size_t> next_shard{0};
+      auto s = std::make_unique<CallScratch>();
+      s->hit_shard = next_shard.fetch_add(1, std::memory_order_relaxed) % kHitShards;
+      ScratchRegistry& r = scratch_registry();
+      std::lock_guard<std::mutex> lock(r.mu);
+      r.all.push_back(s.get());
+      stack_.push_back(std::move(s));
+    }
+    return *stack_[depth_++];
+  }
+  void leave(CallScratch& s) {
+    s.inputs.clear();
+    s.outs.clear();
+    --depth_;
+  }
+
+ private:
+  std::vector<std::unique_ptr<CallScratch>> stack_;
+  size_t depth_ = 0;
+};
+
+thread_local ScratchStack t_scratch;
+
+// Marks the published entry list as read by this call until the scope ends.
+class ReadingList {
+ public:
+  ReadingList(CallScratch& s, const std::atomic<const EntryList*>& published) : s_(s) {
+    const EntryList* l = published.load(std::memory_order_acquire);
+    for (;;) {
+      s_.reading.store(l, std::memory_order_seq_cst);
+      const EntryList* again = published.load(std::memory_order_seq_cst);
+      if (again == l) break;
+      l = again;
+    }
+    list_ = l;
+  }
+  ~ReadingList() { s_.reading.store(nullptr, std::memory_order_release); }
+  ReadingList(const ReadingList&) = delete;
+  ReadingList& operator=(const ReadingList&) = delete;
+  const EntryList* list() const { return list_; }
+
+ private:
+  CallScratch& s_;
+  const EntryList* list_;
+};
+
+struct alignas(64) HitShard {
+  std::atomic<int64_t> n{0};
+};
+
+}  // namespace
+
+CallFrame::CallFrame() : s_(t_scratch.enter()) {}
+CallFrame::~CallFrame() { t_scratch.leave(s_); }
+std::vector<FlatArg>& CallFrame::inputs() { return s_.inputs; }
+std::vector<at::Tensor>& CallFrame::outs() { return s_.outs; }
+
+// Calls look entries up without locks (ReadingList); a miss takes `mu`,
+// looks again (another thread may have compiled the entry meanwhile) and
+// compiles once, then publishes a new entry list. Everything else mutable
+// (stats, the retired lists, introspection) is under `mu` too.
 class JitState {
  public:
   JitState(JitOptions o, nn::Module* m) : options(std::move(o)), module(m) {
@@ -60,46 +167,50 @@ class JitState {
     if (module) modules = module->modules();
     retrace_every_call = options.cache == "none";  // decided once: no string work per call
     install_cpu_allocator();
+    publish(std::make_unique<EntryList>());
   }
 
-  void call(TraceFn fn, void* ctx, std::vector<at::Tensor>& outs) {
+  void call(CallScratch& s, TraceFn fn, void* ctx) {
+    GuardSignature& sig = s.sig;
     sig.clear();
     sig.add(at::GradMode::is_enabled());
-    for (const FlatArg& a : inputs) sig.add_arg(a);
+    for (const FlatArg& a : s.inputs) sig.add_arg(a);
     if (module)
       for (const nn::Module* m : modules) sig.add(m->is_training());
-    sig.add_aliasing(inputs);
-    // Registry version: entries compiled before a grad rule or tag change are dropped.
-    if (const uint64_t v = registry_version(); v != compiled_registry_version) {
-      entries.clear();
-      last = nullptr;
-      compiled_registry_version = v;
-    }
-    CacheEntry* e = retrace_every_call ? nullptr : lookup();
+    sig.add_aliasing(s.inputs);
+    // Entries compiled before a grad rule or tag change are dropped.
+    if (registry_version() != compiled_registry_version.load(std::memory_order_acquire))
+      drop_stale_entries();
+    ReadingList reading(s, published);
+    CacheEntry* e = retrace_every_call ? nullptr : find(*reading.list(), s);
+    std::shared_ptr<CacheEntry> compiled;  // keeps an entry this call compiled alive
     if (e) {
-      ++hits;
+      hit_shards[s.hit_shard].n.fetch_add(1, std::memory_order_relaxed);
     } else {
-      ++misses;
-      e = compile(fn, ctx);
+      compiled = compile_or_wait(fn, ctx, s);
+      e = compiled.get();
     }
-    last = e;
+    if (last_id.load(std::memory_order_relaxed) != e->id)
+      last_id.store(e->id, std::memory_order_relaxed);
     PoolScope buffers(pool->get());
     if (!e->backward) {
-      e->program.run(inputs.data(), e->captured, outs);
-      write_back(*e, outs);
+      e->program.run(s.inputs.data(), e->captured, s.outs);
+      write_back(*e, s);
       return;
     }
-    run_with_backward(*e, outs);
+    run_with_backward(*e, s);
   }
 
-  const at::Tensor& input_tensor(const CacheEntry& e, const Program::Input& src) const {
+  static const at::Tensor& input_tensor(const CacheEntry& e, const CallScratch& s,
+                                        const Program::Input& src) {
     return src.source == Program::Input::Source::Captured ? e.captured[src.index]
-                                                          : inputs[src.index].tensor;
+                                                          : s.inputs[src.index].tensor;
   }
 
   // Copies the new values of written inputs (the last outputs) into the
   // caller's tensors, once, after the program, and drops them from `outs`.
-  void write_back(const CacheEntry& e, std::vector<at::Tensor>& outs) {
+  static void write_back(const CacheEntry& e, CallScratch& s) {
+    std::vector<at::Tensor>& outs = s.outs;
     const size_t n = e.written_inputs.size();
     if (n == 0) return;
     const size_t first = outs.size() - n;
@@ -107,22 +218,23 @@ class JitState {
     // y.add_(1) leaves x's new value in y's old storage): read it first.
     for (size_t k = 0; k < n; ++k)
       for (const Program::Input& dst : e.written_inputs)
-        if (outs[first + k].is_alias_of(input_tensor(e, dst))) {
+        if (outs[first + k].is_alias_of(input_tensor(e, s, dst))) {
           outs[first + k] = outs[first + k].clone();
           break;
         }
     at::NoGradGuard values_only;  // the caller's tensors get the values, not a graph
     for (size_t k = 0; k < n; ++k)
-      const_cast<at::Tensor&>(input_tensor(e, e.written_inputs[k])).copy_(outs[first + k]);
+      const_cast<at::Tensor&>(input_tensor(e, s, e.written_inputs[k])).copy_(outs[first + k]);
     outs.resize(first);
   }
 
   // The forward runs without recording; its outputs are then wired to the
   // compiled backward through one autograd node.
-  void run_with_backward(CacheEntry& e, std::vector<at::Tensor>& outs) {
+  static void run_with_backward(const CacheEntry& e, CallScratch& s) {
+    std::vector<at::Tensor>& outs = s.outs;
     {
       at::NoGradGuard no_grad;
-      e.program.run(inputs.data(), e.captured, outs);
+      e.program.run(s.inputs.data(), e.captured, outs);
     }
     std::vector<at::Tensor> saved(std::make_move_iterator(outs.begin() + e.num_outputs),
                                   std::make_move_iterator(outs.end()));
@@ -130,49 +242,127 @@ class JitState {
     std::vector<at::Tensor> grad_inputs;
     grad_inputs.reserve(e.grad_input_sources.size());
     for (const Program::Input& src : e.grad_input_sources)
-      grad_inputs.push_back(input_tensor(e, src));
+      grad_inputs.push_back(input_tensor(e, s, src));
     connect_autograd(e.backward, outs, std::move(saved), grad_inputs);
-    write_back(e, outs);
+    write_back(e, s);
   }
 
-  CacheEntry* lookup() {
-    for (auto& e : entries) {
-      if (!(e->sig == sig)) continue;
-      captured_sig.clear();
-      for (const at::Tensor& t : e->captured) captured_sig.add_tensor(t);
-      if (captured_sig == e->captured_sig) return e.get();
-    }
+  static bool matches(const CacheEntry& e, CallScratch& s) {
+    if (!(e.sig == s.sig)) return false;
+    s.captured_sig.clear();
+    for (const at::Tensor& t : e.captured) s.captured_sig.add_tensor(t);
+    return s.captured_sig == e.captured_sig;
+  }
+  static CacheEntry* find(const EntryList& list, CallScratch& s) {
+    for (const auto& e : list.entries)
+      if (matches(*e, s)) return e.get();
     return nullptr;
   }
 
-  TracedCall trace_call(TraceFn fn, void* ctx);
-  CacheEntry* compile(TraceFn fn, void* ctx);
+  // A miss: wait for `mu`; if another thread compiled the entry meanwhile,
+  // that is a hit; else compile and publish.
+  std::shared_ptr<CacheEntry> compile_or_wait(TraceFn fn, void* ctx, CallScratch& s) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!retrace_every_call)
+      for (const auto& e : current->entries)
+        if (matches(*e, s)) {
+          hit_shards[s.hit_shard].n.fetch_add(1, std::memory_order_relaxed);
+          return e;
+        }
+    misses.fetch_add(1, std::memory_order_relaxed);
+    std::shared_ptr<CacheEntry> e = compile(fn, ctx, s);
+    e->id = next_id++;
+    last_compiled = e;
+    if (!retrace_every_call) {
+      auto list = std::make_unique<EntryList>(*current);
+      list->entries.push_back(e);
+      publish(std::move(list));
+    }
+    stats.cache_entries = static_cast<int64_t>(current->entries.size());
+    return e;
+  }
+
+  void drop_stale_entries() {
+    std::lock_guard<std::mutex> lock(mu);
+    const uint64_t v = registry_version();
+    if (v == compiled_registry_version.load(std::memory_order_relaxed)) return;
+    publish(std::make_unique<EntryList>());
+    compiled_registry_version.store(v, std::memory_order_release);
+  }
+
+  // Makes `list` the one calls read (under `mu`, or in the constructor); the
+  // old list is freed once no call reads it.
+  void publish(std::unique_ptr<EntryList> list) {
+    const EntryList* old = current.get();
+    published.store(list.get(), std::memory_order_seq_cst);
+    if (current) retired.push_back(std::move(current));
+    current = std::move(list);
+    if (old) free_unread_lists();
+  }
+
+  void free_unread_lists() {
+    ScratchRegistry& r = scratch_registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    std::erase_if(retired, [&](const std::unique_ptr<EntryList>& l) {
+      return std::none_of(r.all.begin(), r.all.end(), [&](const CallScratch* s) {
+        return s->reading.load(std::memory_order_seq_cst) == l.get();
+      });
+    });
+  }
+
+  // The entry "last" means: the one most recently run by any thread, or the
+  // most recently compiled one if that entry has been dropped since.
+  std::shared_ptr<const CacheEntry> last_entry() const {
+    std::lock_guard<std::mutex> lock(mu);
+    const uint64_t id = last_id.load(std::memory_order_relaxed);
+    for (const auto& e : current->entries)
+      if (e->id == id) return e;
+    return last_compiled;
+  }
+
+  int64_t hits() const {
+    int64_t n = 0;
+    for (const HitShard& h : hit_shards) n += h.n.load(std::memory_order_relaxed);
+    return n;
+  }
+
+  TracedCall trace_call(TraceFn fn, void* ctx, const std::vector<FlatArg>& inputs);
+  std::shared_ptr<CacheEntry> compile(TraceFn fn, void* ctx, CallScratch& s);
   std::string input_name(size_t top, int64_t item) const {
     std::string base =
         top < options.arg_names.size() ? options.arg_names[top] : "x" + std::to_string(top);
     return item < 0 ? base : base + "_" + std::to_string(item);
   }
 
+  // Fixed at construction.
   JitOptions options;
   nn::Module* module;
   std::vector<const nn::Module*> modules;
   std::vector<Executor*> executors;
-  std::vector<FlatArg> inputs;
-  GuardSignature sig, captured_sig;
-  std::vector<std::unique_ptr<CacheEntry>> entries;
-  CacheEntry* last = nullptr;
-  int64_t hits = 0, misses = 0;
-  uint64_t compiled_registry_version = registry_version();  // what `entries` were compiled under
-  bool warned = false;
   bool retrace_every_call = false;
-  CompileStats stats;
   std::shared_ptr<PoolRef> pool = std::make_shared<PoolRef>();  // the memory plan's buffers
+
+  // Read by every call without locks.
+  std::atomic<const EntryList*> published{nullptr};
+  std::atomic<uint64_t> compiled_registry_version{registry_version()};
+  std::atomic<uint64_t> last_id{0};
+  std::array<HitShard, kHitShards> hit_shards;
+  std::atomic<int64_t> misses{0};
+
+  // Under `mu`.
+  mutable std::mutex mu;
+  std::unique_ptr<EntryList> current;               // what `published` points to
+  std::vector<std::unique_ptr<EntryList>> retired;  // replaced, maybe still read
+  std::shared_ptr<CacheEntry> last_compiled;
+  uint64_t next_id = 1;
+  bool warned = false;
+  CompileStats stats;
 };
 
 // Traces the callable with proxies for tensor and Scalar arguments, literals
 // for constants and named inputs for module parameters; captured tensors join
 // as they are met.
-TracedCall JitState::trace_call(TraceFn fn, void* ctx) {
+TracedCall JitState::trace_call(TraceFn fn, void* ctx, const std::vector<FlatArg>& inputs) {
   TracedCall c;
   TracingScope scope(c.trace);
   CaptureTable captures;
@@ -236,14 +426,15 @@ TracedCall JitState::trace_call(TraceFn fn, void* ctx) {
   return c;
 }
 
-CacheEntry* JitState::compile(TraceFn fn, void* ctx) {
+std::shared_ptr<CacheEntry> JitState::compile(TraceFn fn, void* ctx, CallScratch& s) {
   const Stopwatch compile_time;
   const bool grad_mode = at::GradMode::is_enabled();
-  TracedCall traced = trace_call(fn, ctx);
+  const std::vector<FlatArg>& inputs = s.inputs;
+  TracedCall traced = trace_call(fn, ctx, inputs);
   const double tracing_ms = compile_time.ms();
 
-  auto entry = std::make_unique<CacheEntry>();
-  entry->sig = sig;
+  auto entry = std::make_shared<CacheEntry>();
+  entry->sig = s.sig;
   entry->captured = traced.captured;
   for (const at::Tensor& t : entry->captured) entry->captured_sig.add_tensor(t);
   std::vector<std::vector<ProxyPtr>> aliases = alias_groups(traced, inputs);
@@ -297,26 +488,22 @@ CacheEntry* JitState::compile(TraceFn fn, void* ctx) {
   stats.fusion_regions = ct.fusion_regions;
   stats.compiles++;
   stats.last_compile_ms = compile_time.ms();
-  if (retrace_every_call) entries.clear();
-  entries.push_back(std::move(entry));
-  stats.cache_entries = static_cast<int64_t>(entries.size());
-  if (misses > 8 && !warned) {
+  const int64_t n_misses = misses.load(std::memory_order_relaxed);
+  if (!retrace_every_call && n_misses > 8 && !warned) {
     warned = true;
-    std::cerr << "thunder::jit: recompiled " << misses
+    std::cerr << "thunder::jit: recompiled " << n_misses
               << " times; a constant argument (a plain C++ number, or a shape) keeps changing. "
                  "Pass numbers as thunder::Scalar to make them runtime inputs.\n";
   }
-  return entries.back().get();
+  return entry;
 }
 
 std::shared_ptr<JitState> make_jit_state(JitOptions options, nn::Module* module) {
   return std::make_shared<JitState>(std::move(options), module);
 }
 
-std::vector<FlatArg>& call_inputs(JitState& s) { return s.inputs; }
-
-void jit_call(JitState& s, TraceFn fn, void* ctx, std::vector<at::Tensor>& outs) {
-  s.call(fn, ctx, outs);
+void jit_call(JitState& s, CallFrame& frame, TraceFn fn, void* ctx) {
+  s.call(frame.scratch(), fn, ctx);
 }
 
 void bad_jit_argument(const char* what) {
@@ -329,22 +516,30 @@ Value result_value(const Tensor& t) {
 }
 
 std::vector<Trace> last_traces(const JitState& s) {
-  return s.last ? s.last->traces : std::vector<Trace>{};
+  auto e = s.last_entry();
+  return e ? e->traces : std::vector<Trace>{};
 }
 std::vector<Trace> last_backward_traces(const JitState& s) {
-  return s.last ? s.last->backward_traces : std::vector<Trace>{};
+  auto e = s.last_entry();
+  return e ? e->backward_traces : std::vector<Trace>{};
 }
 Trace last_prologue_trace(const JitState& s) {
-  THUNDER_CHECK(s.last != nullptr, "last_prologue_trace: the function has not been called yet");
-  return s.last->prologue;
+  auto e = s.last_entry();
+  THUNDER_CHECK(e != nullptr, "last_prologue_trace: the function has not been called yet");
+  return e->prologue;
 }
 std::vector<TensorInfo> last_saved_for_backward(const JitState& s) {
-  return s.last ? s.last->saved_info : std::vector<TensorInfo>{};
+  auto e = s.last_entry();
+  return e ? e->saved_info : std::vector<TensorInfo>{};
 }
-int64_t cache_hits(const JitState& s) { return s.hits; }
-int64_t cache_misses(const JitState& s) { return s.misses; }
+int64_t cache_hits(const JitState& s) { return s.hits(); }
+int64_t cache_misses(const JitState& s) { return s.misses.load(std::memory_order_relaxed); }
 CompileStats compile_stats(const JitState& s) {
-  CompileStats c = s.stats;
+  CompileStats c;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    c = s.stats;
+  }
   c.buffer_reuses = s.pool->get()->reuses();
   c.idle_buffer_bytes = static_cast<int64_t>(s.pool->get()->idle_bytes());
   return c;

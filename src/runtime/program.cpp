@@ -93,15 +93,57 @@ Program Program::lower(const Trace& trace, const std::vector<Input>& inputs,
     prog.instrs_.push_back(std::move(in));
   }
   collect_outputs(trace.output, slots, prog.output_slots_);
-  prog.tensors_.resize(slots.n_tensor);
-  prog.numbers_.resize(slots.n_number);
+  prog.n_tensors_ = slots.n_tensor;
+  prog.n_numbers_ = slots.n_number;
   return prog;
 }
 
+namespace {
+
+// The slot arrays of one running program. Each thread keeps a stack of them,
+// one per nesting level (a backward can run inside another program's kernel
+// on the same thread), grown on first use and reused after: no locks, and no
+// allocation once warm.
+struct Frame {
+  std::vector<at::Tensor> tensors;
+  std::vector<c10::Scalar> numbers;
+};
+
+class FrameLease {
+ public:
+  FrameLease(int32_t n_tensors, int32_t n_numbers) : n_tensors_(n_tensors) {
+    if (stack_.size() == depth_) stack_.push_back(std::make_unique<Frame>());
+    frame_ = stack_[depth_++].get();
+    if (frame_->tensors.size() < static_cast<size_t>(n_tensors)) frame_->tensors.resize(n_tensors);
+    if (frame_->numbers.size() < static_cast<size_t>(n_numbers)) frame_->numbers.resize(n_numbers);
+  }
+  // Releases every tensor, even when a kernel threw, so no call leaks tensors.
+  ~FrameLease() {
+    for (int32_t i = 0; i < n_tensors_; ++i) frame_->tensors[i].reset();
+    --depth_;
+  }
+  FrameLease(const FrameLease&) = delete;
+  FrameLease& operator=(const FrameLease&) = delete;
+  at::Tensor* tensors() { return frame_->tensors.data(); }
+  c10::Scalar* numbers() { return frame_->numbers.data(); }
+
+ private:
+  static thread_local std::vector<std::unique_ptr<Frame>> stack_;
+  static thread_local size_t depth_;
+  Frame* frame_;
+  int32_t n_tensors_;
+};
+
+thread_local std::vector<std::unique_ptr<Frame>> FrameLease::stack_;
+thread_local size_t FrameLease::depth_ = 0;
+
+}  // namespace
+
 void Program::run(const FlatArg* args, const std::vector<at::Tensor>& captured,
-                  std::vector<at::Tensor>& outs) {
-  at::Tensor* t = tensors_.data();
-  c10::Scalar* n = numbers_.data();
+                  std::vector<at::Tensor>& outs) const {
+  FrameLease frame(n_tensors_, n_numbers_);
+  at::Tensor* t = frame.tensors();
+  c10::Scalar* n = frame.numbers();
   for (const InputSlot& s : inputs_) {
     if (s.is_number) {
       n[s.slot] = args[s.input.index].scalar();
@@ -110,13 +152,6 @@ void Program::run(const FlatArg* args, const std::vector<at::Tensor>& captured,
                                                             : args[s.input.index].tensor;
     }
   }
-  // Release the frame even if a kernel throws, so no call leaks tensors.
-  struct Clear {
-    std::vector<at::Tensor>& t;
-    ~Clear() {
-      for (at::Tensor& x : t) x.reset();
-    }
-  } clear{tensors_};
   const Instr* current = nullptr;
   try {
     for (const Instr& in : instrs_) {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -102,7 +103,9 @@ struct Symbol {
 };
 
 // The process-wide symbol table (explicit registry; symbols are never removed,
-// so pointers stay valid).
+// so pointers stay valid). Adding and finding are safe from any thread (a
+// custom function registers its symbol when first traced, perhaps on several
+// threads at once); tag changes are for set-up code, not concurrent calls.
 class SymbolRegistry {
  public:
   // Adds a symbol; throws if the id exists. Returns the registered symbol.
@@ -117,8 +120,8 @@ class SymbolRegistry {
   // Mutable access bumps the registry version (the caller may change tags or
   // the meta): jitted callables recompile on their next call. Prefer add_tags.
   Symbol& mutable_get(std::string_view id);
-  size_t size() const { return symbols_.size(); }
-  const Symbol& at(size_t index) const { return *symbols_[index]; }
+  size_t size() const;
+  const Symbol& at(size_t index) const;
 
  private:
   struct TagLayer {
@@ -128,6 +131,7 @@ class SymbolRegistry {
     uint32_t owned;  // the bits it turned on (and takes back when restored)
   };
   void remove_tag_layer(uint64_t layer);
+  mutable std::mutex mu_;  // guards symbols_
   std::vector<std::unique_ptr<Symbol>> symbols_;
   std::vector<TagLayer> tag_layers_;  // add_tags changes still in effect, oldest first
   uint64_t next_layer_ = 0;

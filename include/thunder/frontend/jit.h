@@ -49,9 +49,29 @@ class JitState;
 using TraceFn = Value (*)(void* ctx, const std::vector<Value>& args);
 
 std::shared_ptr<JitState> make_jit_state(JitOptions options, nn::Module* module);
-std::vector<FlatArg>& call_inputs(JitState& s);
-// Guards, compiles on a miss, runs; flat outputs (undefined = None) into outs.
-void jit_call(JitState& s, TraceFn fn, void* ctx, std::vector<at::Tensor>& outs);
+
+// One call's scratch (flat arguments, flat outputs, guard signature). Each
+// thread keeps a stack of them, one per nesting level (a jitted function may
+// call another while it is traced), so calls on any number of threads share
+// no scratch and, once warm, allocate none. Leaving the call releases the
+// arguments and outputs it still holds.
+struct CallScratch;
+class CallFrame {
+ public:
+  CallFrame();
+  ~CallFrame();
+  CallFrame(const CallFrame&) = delete;
+  CallFrame& operator=(const CallFrame&) = delete;
+  std::vector<FlatArg>& inputs();
+  std::vector<at::Tensor>& outs();  // flat outputs (undefined = None)
+  CallScratch& scratch() { return s_; }
+
+ private:
+  CallScratch& s_;
+};
+
+// Guards, compiles on a miss, runs; the frame's outs get the flat outputs.
+void jit_call(JitState& s, CallFrame& frame, TraceFn fn, void* ctx);
 
 // ---- argument flattening and rebuilding ----
 template <typename A>
@@ -233,7 +253,8 @@ CompileStats compile_stats(const JitState& s);
 
 }  // namespace detail
 
-// The compiled callable. Reusable; one call at a time (thread-compatible).
+// The compiled callable. Reusable, and thread-safe: any number of threads may
+// call it at once (docs/threads.md).
 template <typename F>
 class Jitted {
  public:
@@ -242,19 +263,19 @@ class Jitted {
 
   template <typename... A>
   auto operator()(A&&... args) {
-    std::vector<FlatArg>& in = detail::call_inputs(*state_);
-    in.clear();
+    detail::CallFrame frame;
+    std::vector<FlatArg>& in = frame.inputs();
     (detail::flatten(in, args), ...);
-    std::vector<at::Tensor>& outs = outs_;
     size_t pos = 0;
     if constexpr (detail::is_captured_v<F, A...>) {
       using R = std::invoke_result_t<F&, detail::concrete_t<A>...>;
-      detail::jit_call(*state_, &capture_thunk<R, detail::concrete_t<A>...>, this, outs);
-      return detail::unflatten_result<R>(outs, pos);
+      CaptureCall call{this, &in};
+      detail::jit_call(*state_, frame, &capture_thunk<R, detail::concrete_t<A>...>, &call);
+      return detail::unflatten_result<R>(frame.outs(), pos);
     } else {
       using R = std::invoke_result_t<F&, detail::normalized_t<A>...>;
-      detail::jit_call(*state_, &trace_thunk<R, detail::normalized_t<A>...>, this, outs);
-      return detail::unflatten_result<R>(outs, pos);
+      detail::jit_call(*state_, frame, &trace_thunk<R, detail::normalized_t<A>...>, this);
+      return detail::unflatten_result<R>(frame.outs(), pos);
     }
   }
 
@@ -275,10 +296,14 @@ class Jitted {
 
   // The other way to make the trace: run the plain-libtorch callable on the
   // real arguments with capture on; `vals` are the trace's inputs for them.
+  struct CaptureCall {
+    Jitted* j;
+    const std::vector<FlatArg>* in;  // the call's flat arguments
+  };
   template <typename R, typename... A>
-  static Value capture_thunk(void* self, const std::vector<Value>& vals) {
-    auto* j = static_cast<Jitted*>(self);
-    const std::vector<FlatArg>& in = detail::call_inputs(*j->state_);
+  static Value capture_thunk(void* ctx, const std::vector<Value>& vals) {
+    Jitted* j = static_cast<CaptureCall*>(ctx)->j;
+    const std::vector<FlatArg>& in = *static_cast<CaptureCall*>(ctx)->in;
     size_t pos = 0;
     std::tuple<A...> args{detail::rebuild_concrete<A>(in, pos)...};
     struct Run {
@@ -298,7 +323,6 @@ class Jitted {
 
   F fn_;
   std::shared_ptr<detail::JitState> state_;
-  std::vector<at::Tensor> outs_;
 };
 
 namespace detail {

@@ -1,7 +1,9 @@
 // A compiled program: the final execution trace lowered to a flat vector of
 // instructions (kernel pointer, operand slots, frees) over slot arrays of
 // at::Tensor and c10::Scalar. Running it does no lookups, string work or
-// allocation of its own.
+// allocation of its own. A program is immutable once lowered: each run takes
+// its slot arrays (a frame) from its thread, so any number of threads may run
+// one program at once.
 #pragma once
 
 #include <memory>
@@ -29,7 +31,7 @@ class Program {
   // Runs with the call's flat arguments (indexed by Input::index) and the
   // captured tensors; flat outputs go to `outs`.
   void run(const FlatArg* args, const std::vector<at::Tensor>& captured,
-           std::vector<at::Tensor>& outs);
+           std::vector<at::Tensor>& outs) const;
 
  private:
   struct InputSlot {
@@ -39,9 +41,8 @@ class Program {
   };
   std::vector<InputSlot> inputs_;
   std::vector<Instr> instrs_;
-  std::vector<int32_t> output_slots_;  // -1: None
-  std::vector<at::Tensor> tensors_;    // the frame, reused across calls
-  std::vector<c10::Scalar> numbers_;
+  std::vector<int32_t> output_slots_;                   // -1: None
+  int32_t n_tensors_ = 0, n_numbers_ = 0;               // the frame's size
   std::vector<std::shared_ptr<const Symbol>> symbols_;  // the trace's region symbols
 };
 

@@ -37,10 +37,7 @@ struct FusionSymbol : Symbol {
   int64_t flat_numel = 0;
   std::vector<BufferSpec> outputs, scratch;
   std::vector<bool> number_is_float;  // per input; numbers only
-  // Reused by each call (programs run one call at a time).
-  mutable std::vector<at::Tensor> held;
-  mutable std::vector<void*> ptrs;
-  mutable std::vector<int64_t> numbers;
+  size_t slots = 0;                   // kernel arguments: inputs, outputs, scratch buffers
   // The fallback: the region's prims as ATen instructions over local slots.
   std::vector<Instr> fallback;
   std::vector<int32_t> input_slots, output_slots;
@@ -63,35 +60,55 @@ void run_fallback(const FusionSymbol& f, KernelCall& k) {
   for (size_t j = 0; j < f.output_slots.size(); ++j) k.set_output(j, t[f.output_slots[j]]);
 }
 
+// A kernel call's argument arrays, per thread (kernels run concurrently on
+// several threads; a kernel never calls another, so one set per thread does).
+struct KernelArgs {
+  std::vector<at::Tensor> held;
+  std::vector<void*> ptrs;
+  std::vector<int64_t> numbers;
+};
+
 void run_fusion(KernelCall& k) {
   const auto& f = static_cast<const FusionSymbol&>(k.symbol());
   if (!f.fn) return run_fallback(f, k);
   const size_t nin = f.region.args.size();
+  thread_local KernelArgs args;
+  if (args.held.size() < f.slots) {
+    args.held.resize(f.slots);
+    args.ptrs.resize(f.slots);
+  }
+  if (args.numbers.size() < nin) args.numbers.resize(nin);
+  struct Release {  // even when the kernel throws
+    std::vector<at::Tensor>& held;
+    size_t n;
+    ~Release() {
+      for (size_t i = 0; i < n; ++i) held[i].reset();
+    }
+  } release{args.held, f.slots};
   size_t slot = 0;
   for (size_t i = 0; i < nin; ++i, ++slot) {
     if (k.is_tensor(i)) {
-      f.held[slot] = k.tensor(i).contiguous();
-      f.ptrs[slot] = f.held[slot].data_ptr();
+      args.held[slot] = k.tensor(i).contiguous();
+      args.ptrs[slot] = args.held[slot].data_ptr();
     } else {
       const c10::Scalar& s = k.scalar(i);
       if (f.number_is_float[i]) {
         double d = s.toDouble();
-        std::memcpy(&f.numbers[i], &d, sizeof d);
+        std::memcpy(&args.numbers[i], &d, sizeof d);
       } else {
-        f.numbers[i] = s.toLong();
+        args.numbers[i] = s.toLong();
       }
-      f.ptrs[slot] = &f.numbers[i];
+      args.ptrs[slot] = &args.numbers[i];
     }
   }
   for (const auto* specs : {&f.outputs, &f.scratch})
     for (const BufferSpec& b : *specs) {
-      f.held[slot] = at::empty(b.shape, at::TensorOptions().dtype(to_aten(b.dtype)));
-      f.ptrs[slot] = f.held[slot].data_ptr();
+      args.held[slot] = at::empty(b.shape, at::TensorOptions().dtype(to_aten(b.dtype)));
+      args.ptrs[slot] = args.held[slot].data_ptr();
       ++slot;
     }
-  f.fn(f.ptrs.data(), f.flat_numel);
-  for (size_t j = 0; j < f.outputs.size(); ++j) k.set_output(j, std::move(f.held[nin + j]));
-  for (at::Tensor& t : f.held) t.reset();
+  f.fn(args.ptrs.data(), f.flat_numel);
+  for (size_t j = 0; j < f.outputs.size(); ++j) k.set_output(j, std::move(args.held[nin + j]));
 }
 
 void build_fallback(FusionSymbol& f) {
@@ -202,10 +219,7 @@ std::shared_ptr<FusionSymbol> prepare(const BoundSymbol& region, bool codegen,
     f->outputs = std::move(ks.outputs);
     f->scratch = std::move(ks.scratch);
     if (ks.flat) f->flat_numel = numel(f->outputs.front().shape);
-    size_t slots = region.args.size() + f->outputs.size() + f->scratch.size();
-    f->held.resize(slots);
-    f->ptrs.resize(slots);
-    f->numbers.resize(region.args.size());
+    f->slots = region.args.size() + f->outputs.size() + f->scratch.size();
     f->source = ks.code;
     sources.push_back(std::move(ks.code));
   }
