@@ -31,6 +31,8 @@ void validate(const JitOptions& o) {
                 o.fusion_type);
   THUNDER_CHECK(o.cache == "shapes" || o.cache == "none",
                 "JitOptions: unknown cache '{}' (expected 'shapes' or 'none')", o.cache);
+  THUNDER_CHECK(o.max_cache_entries >= 1, "JitOptions: max_cache_entries must be at least 1, got {}",
+                o.max_cache_entries);
 }
 
 namespace detail {
@@ -275,6 +277,10 @@ class JitState {
     last_compiled = e;
     if (!retrace_every_call) {
       auto list = std::make_unique<EntryList>(*current);
+      if (static_cast<int64_t>(list->entries.size()) >= options.max_cache_entries) {
+        list->entries.erase(list->entries.begin());  // the oldest
+        ++stats.cache_evictions;
+      }
       list->entries.push_back(e);
       publish(std::move(list));
     }

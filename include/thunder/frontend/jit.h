@@ -37,6 +37,7 @@ struct CompileStats {
   std::vector<std::pair<std::string, double>> pass_ms;  // last compile, in pipeline order
   int64_t fusion_regions = 0;
   int64_t cache_entries = 0;
+  int64_t cache_evictions = 0;  // entries dropped for JitOptions::max_cache_entries
   // Memory plan: allocations served from buffers the function freed earlier,
   // and the bytes of free buffers it keeps for reuse.
   int64_t buffer_reuses = 0;

@@ -34,9 +34,14 @@ struct JitOptions {
   std::string cache = "shapes";  // "shapes" or "none" (retrace every call)
   // Names of the traced function's inputs, in order (default x0, x1, ...).
   std::vector<std::string> arg_names = {};
+  // With cache = "shapes": at most this many compiled entries; a compile
+  // beyond it drops the oldest entry (its programs, kernels' symbols and
+  // traces are freed once no call runs them).
+  int64_t max_cache_entries = 64;
 };
 
-// Throws thunder::Error naming an unknown executor, fusion_type or cache value.
+// Throws thunder::Error naming an unknown executor, fusion_type or cache
+// value, or a max_cache_entries below 1.
 void validate(const JitOptions& o);
 
 }  // namespace thunder
