@@ -31,8 +31,8 @@ void validate(const JitOptions& o) {
                 o.fusion_type);
   THUNDER_CHECK(o.cache == "shapes" || o.cache == "none",
                 "JitOptions: unknown cache '{}' (expected 'shapes' or 'none')", o.cache);
-  THUNDER_CHECK(o.max_cache_entries >= 1, "JitOptions: max_cache_entries must be at least 1, got {}",
-                o.max_cache_entries);
+  THUNDER_CHECK(o.max_cache_entries >= 1,
+                "JitOptions: max_cache_entries must be at least 1, got {}", o.max_cache_entries);
 }
 
 namespace detail {

@@ -5,6 +5,7 @@
 // holding its size and the pool it came from.
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
+#include <c10/util/Exception.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -63,7 +64,9 @@ class ThunderCpuAllocator final : public c10::Allocator {
     }
     if (!base && posix_memalign(&base, kHeader, block) != 0) {
       if (pool) pool->release();
-      throw std::bad_alloc();
+      // As libtorch's own allocator: a c10::Error, which a program reports
+      // as a thunder::Error naming the op.
+      TORCH_CHECK(false, "CPU allocator: not enough memory: you tried to allocate ", n, " bytes");
     }
     *static_cast<Header*>(base) = {static_cast<int64_t>(n), block, pool};
     count(static_cast<int64_t>(n));

@@ -24,6 +24,7 @@ struct CpuFuserStats {
   int64_t disk_cache_hits = 0;       // kernels found in $THUNDER_CACHE_DIR
   int64_t memory_cache_hits = 0;     // kernels already loaded in this process
   int64_t fallback_regions = 0;      // regions run op by op on ATen
+  int64_t rebuilt_kernels = 0;       // disk-cache files found broken and rebuilt
 };
 
 // Counters since process start (or the last reset).

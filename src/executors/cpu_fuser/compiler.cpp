@@ -34,7 +34,7 @@ namespace fs = std::filesystem;
 const std::vector<std::string> kFlags = {"-O3",   "-march=native",     "-fopenmp",        "-shared",
                                          "-fPIC", "-ffp-contract=off", "-fno-math-errno", "-w"};
 
-std::atomic<int64_t> compiles{0}, disk_hits{0}, memory_hits{0}, fallbacks{0};
+std::atomic<int64_t> compiles{0}, disk_hits{0}, memory_hits{0}, fallbacks{0}, rebuilds{0};
 std::atomic<int64_t> counter{0};
 
 struct Compiler {
@@ -106,10 +106,22 @@ std::string cache_key(const std::string& source) {
                      fnv1a(all, 0x9e3779b97f4a7c15ull));
 }
 
-KernelFn open_kernel(const fs::path& so) {
+// Every kernel library names its own cache key, so a file that is truncated,
+// corrupted or another kernel's is detected instead of run.
+std::string key_symbol(const std::string& key) {
+  return fmt::format("\nextern \"C\" const char thunder_kernel_key[] = \"{}\";\n", key);
+}
+
+KernelFn open_kernel(const fs::path& so, const std::string& key) {
   void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) return nullptr;
-  return reinterpret_cast<KernelFn>(dlsym(h, "thunder_kernel"));
+  const auto* named = static_cast<const char*>(dlsym(h, "thunder_kernel_key"));
+  auto* fn = reinterpret_cast<KernelFn>(dlsym(h, "thunder_kernel"));
+  if (!named || key != named || !fn) {
+    dlclose(h);
+    return nullptr;
+  }
+  return fn;
 }
 
 void warn_once(const std::string& msg) {
@@ -125,7 +137,7 @@ bool compile(const std::string& source, const fs::path& dir, const std::string& 
   fs::path cpp = dir / (tmp + ".cpp"), obj = dir / (tmp + ".so"), log = dir / (tmp + ".log");
   {
     std::ofstream f(cpp);
-    f << source;
+    f << source << key_symbol(key);
     if (!f) return false;
   }
   std::vector<std::string> args = {compiler().path};
@@ -203,8 +215,19 @@ std::vector<KernelFn> load_kernels(const std::vector<std::string>& sources) {
       out[i] = it->second;
       continue;
     }
-    if (!building.count(keys[i])) ++disk_hits;
-    out[i] = open_kernel(dir / (keys[i] + ".so"));
+    const fs::path so = dir / (keys[i] + ".so");
+    const bool built_now = building.count(keys[i]) > 0;
+    out[i] = open_kernel(so, keys[i]);
+    if (!out[i] && !built_now) {
+      // A broken file in the disk cache: replace it (an atomic rename, so
+      // another process never sees it half-written).
+      std::error_code ec;
+      fs::remove(so, ec);
+      ++rebuilds;
+      if (compile(sources[i], dir, keys[i])) out[i] = open_kernel(so, keys[i]);
+    } else if (!built_now) {
+      ++disk_hits;
+    }
     if (out[i]) loaded()[keys[i]] = out[i];
   }
   return out;
@@ -214,7 +237,7 @@ std::vector<KernelFn> load_kernels(const std::vector<std::string>& sources) {
 
 CpuFuserStats cpu_fuser_stats() {
   return {cpu_fuser::compiles.load(), cpu_fuser::disk_hits.load(), cpu_fuser::memory_hits.load(),
-          cpu_fuser::fallbacks.load()};
+          cpu_fuser::fallbacks.load(), cpu_fuser::rebuilds.load()};
 }
 
 void reset_cpu_fuser_stats() {
@@ -222,6 +245,7 @@ void reset_cpu_fuser_stats() {
   cpu_fuser::disk_hits = 0;
   cpu_fuser::memory_hits = 0;
   cpu_fuser::fallbacks = 0;
+  cpu_fuser::rebuilds = 0;
 }
 
 }  // namespace thunder
