@@ -147,6 +147,8 @@ T apply_op(const Op& op, std::vector<T>& pool) {
       a.mul_(op.d);
       return a;
     }
+    case Kind::Matmul:
+      return matmul(a, b);
   }
   return a;
 }
@@ -222,6 +224,9 @@ std::string statement(const Op& op, int index) {
     case Kind::InputInplace:
       return fmt::format("{{ at::NoGradGuard g; {}.mul_({}); }} at::Tensor v{} = {};", a, op.d,
                          index, a);
+    case Kind::Matmul:
+      rhs = fmt::format("at::matmul({}, {})", a, b);
+      break;
   }
   return fmt::format("at::Tensor v{} = {};", index, rhs);
 }
@@ -266,7 +271,7 @@ Program generate(uint64_t seed) {
   for (int k = 0; k < num_ops; ++k) {
     for (int attempt = 0; attempt < 50; ++attempt) {
       Op op;
-      op.kind = static_cast<Kind>(pick(static_cast<int>(Kind::InputInplace) + 1));
+      op.kind = static_cast<Kind>(pick(static_cast<int>(Kind::Matmul) + 1));
       op.a = pick(static_cast<int>(pool.size()));
       op.b = pick(static_cast<int>(pool.size()));
       const int64_t rank = pool[op.a].dim();
@@ -302,7 +307,7 @@ Program generate(uint64_t seed) {
   for (const Op& op : p.ops) {
     read[op.a] = true;
     if (op.kind == Kind::Binary || op.kind == Kind::Where || op.kind == Kind::NoGradMul ||
-        op.kind == Kind::InplaceAdd)
+        op.kind == Kind::InplaceAdd || op.kind == Kind::Matmul)
       read[op.b] = true;
   }
   for (int i = static_cast<int>(pool.size()) - 1;

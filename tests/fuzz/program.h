@@ -35,6 +35,7 @@ enum class Kind {
   InplaceAdd,    // t = a * 1.0; t.add_(b)
   InplaceView,   // t = a * 1.0; t.narrow(i0, 0, 1).mul_(d); t
   InputInplace,  // a.mul_(d) on an input that does not require grad; a
+  Matmul,        // matmul(a, b)
 };
 
 struct Op {
