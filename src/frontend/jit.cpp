@@ -12,6 +12,7 @@
 #include "thunder/core/registry_change.h"
 #include "thunder/core/stopwatch.h"
 #include "thunder/frontend/pipeline.h"
+#include "thunder/frontend/report.h"
 #include "thunder/runtime/autograd_bridge.h"
 #include "thunder/runtime/buffer_pool.h"
 #include "thunder/runtime/guard.h"
@@ -81,6 +82,8 @@ class JitState {
     } else {
       ++misses;
       e = compile(fn, ctx);
+      last = e;
+      write_report_if_requested(*this);  // THUNDER_REPORT_DIR
     }
     last = e;
     PoolScope buffers(pool->get());
