@@ -10,7 +10,7 @@ namespace {
 
 // Above this many table cells (middle lines before x after) the diff is not
 // worth its memory: the whole middle is shown as replaced.
-constexpr size_t kMaxCells = size_t{1} << 24;
+constexpr size_t kMaxCells = size_t{1} << 22;
 
 }  // namespace
 

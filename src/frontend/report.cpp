@@ -206,18 +206,30 @@ std::set<std::string> computed_names(const Trace& t) {
   return names;
 }
 
+// Beyond this many statements dot takes long and the picture stops helping
+// (a report per compile must not make compiling a large model slow).
+constexpr size_t kMaxGraphNodes = 2000;
+
 std::string graph_html(const Trace& t, const report::DotMarks& marks) {
   std::string out =
       fmt::format("<h3>{}</h3>\n<figure id=\"graph-{}\" data-graph=\"{}\">\n",
                   marks.side == "forward" ? "Forward" : "Backward", marks.side, marks.side);
-  const report::Svg svg = report::render_svg(report::trace_to_dot(t, marks));
-  if (svg.svg.empty())
+  size_t nodes = 0;
+  for (const BoundSymbol& b : t.bsyms) nodes += 1 + b.subsymbols.size();
+  if (nodes > kMaxGraphNodes) {
+    out += fmt::format(
+        "<p class=\"missing\" data-missing=\"too-large\">No graph: {} statements is more than "
+        "dot lays out quickly ({}); the stages have the text.</p>\n",
+        nodes, kMaxGraphNodes);
+  } else if (const report::Svg svg = report::render_svg(report::trace_to_dot(t, marks));
+             svg.svg.empty()) {
     out += fmt::format(
         "<p class=\"missing\" data-missing=\"dot\">No graph: {}. Install Graphviz "
         "(scripts/install-deps.sh) to draw it.</p>\n",
         esc(svg.error));
-  else
+  } else {
     out += svg.svg;  // dot escapes the text it writes
+  }
   out += "</figure>\n";
   int regions = 0;
   for (const BoundSymbol& b : t.bsyms) {
@@ -345,7 +357,7 @@ std::string page(const JitState& s) {
       "<tr><td>forward stages</td><td class=\"num\">{}</td></tr>"
       "<tr><td>backward stages</td><td class=\"num\">{}</td></tr>"
       "<tr><td>fusion regions</td><td class=\"num\">{}</td></tr>"
-      "<tr><td>saved for backward</td><td class=\"num\">{} values</td></tr>"
+      "<tr><td>values saved for backward</td><td class=\"num\">{}</td></tr>"
       "<tr><td>last compile</td><td class=\"num\">{} ms</td></tr></table>\n</section>\n",
       fwd.size(), bwd.size(), stats.fusion_regions, saved.size(), ms_str(stats.last_compile_ms));
 

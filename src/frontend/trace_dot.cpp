@@ -105,7 +105,7 @@ class DotWriter {
         "  subgraph {} {{\n    id={};\n    label={};\n    href={};\n    tooltip={};\n"
         "    style=filled;\n    fillcolor=\"#e6f0ff\";\n    color=\"#3366cc\";\n",
         quoted(cluster), quoted(cluster), quoted(b.sym->id + " (click for its C++)"),
-        quoted("#" + region_anchor(m_.side, b)), quoted(statement_label(b)));
+        quoted(fmt::format("#{}", region_anchor(m_.side, b))), quoted(statement_label(b)));
     // Inside, the prims' own values connect the prims; what the region reads
     // comes from outside, and what it returns is made by one of its prims.
     for (size_t j = 0; j < b.subsymbols.size(); ++j)
