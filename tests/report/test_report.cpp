@@ -85,6 +85,15 @@ std::vector<SavedRow> saved_rows(const std::string& html) {
   return rows;
 }
 
+// A stage's lines as the report diffs them (without its provenance).
+std::vector<std::string> lines_of(const Trace& t) {
+  std::vector<std::string> lines;
+  std::stringstream in(t.str());
+  for (std::string l; std::getline(in, l);)
+    if (!l.starts_with("# Constructed by")) lines.push_back(l);
+  return lines;
+}
+
 int count_regions(const Trace& t) {
   int n = 0;
   for (const BoundSymbol& b : t.bsyms) n += b.sym->is_region;
@@ -129,7 +138,39 @@ TEST(Report, SmallFunctionStructure) {
   EXPECT_EQ(attr_values(section(html, "stages"), "data-stage"), stage_names(last_traces(jfn)));
   EXPECT_EQ(attr_values(section(html, "backward-stages"), "data-stage"),
             stage_names(last_backward_traces(jfn)));
-  EXPECT_GE(count(section(html, "stages"), "class=\"diff\""), 1);  // some pass changed something
+  // Each stage's diff against the one before: nothing marked exactly when
+  // the text is the same, and the marks account for the change in length.
+  const std::vector<Trace> all = last_traces(jfn);
+  const std::string stages_html = section(html, "stages");
+  const std::regex added_re("data-added=\"([0-9]+)\" data-removed=\"([0-9]+)\"");
+  size_t at = stages_html.find("<article");
+  int changed = 0;
+  for (size_t i = 0; i < all.size(); ++i) {
+    const size_t next = stages_html.find("<article", at + 1);
+    const std::string article = stages_html.substr(at, next - at);
+    at = next;
+    if (i == 0) continue;
+    SCOPED_TRACE(stage_name(all[i]));
+    const std::vector<std::string> before = lines_of(all[i - 1]), after = lines_of(all[i]);
+    std::smatch m;
+    if (before == after) {
+      EXPECT_NE(article.find("class=\"unchanged\""), std::string::npos);
+      continue;
+    }
+    ++changed;
+    ASSERT_TRUE(std::regex_search(article, m, added_re)) << article;
+    const int added = std::stoi(m[1]), removed = std::stoi(m[2]);
+    EXPECT_GT(added + removed, 0);
+    EXPECT_EQ(static_cast<int>(after.size()) - static_cast<int>(before.size()), added - removed);
+  }
+  EXPECT_GE(changed, 1);
+  // Text is escaped: the prologue's quotes and arrows never reach the markup raw.
+  const std::string guards = section(html, "guards");
+  const std::string open_tag = "<pre id=\"prologue\">";
+  const size_t pre = guards.find(open_tag) + open_tag.size();
+  const std::string prologue = guards.substr(pre, guards.find("</pre>", pre) - pre);
+  EXPECT_EQ(prologue.find_first_of("<>\""), std::string::npos) << prologue;
+  EXPECT_NE(prologue.find("&quot;"), std::string::npos) << prologue;
 
   // Two graphs; the forward's fusion regions are clusters with their source.
   const std::string graphs = section(html, "graphs");
