@@ -6,6 +6,7 @@
 #include <thunder/thunder.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -259,6 +260,20 @@ TEST(Report, ReportDirWritesOneFilePerCompile) {
   // Each report is of its own compile: the guards name its shape.
   EXPECT_NE(section(read(dir / "report-0.html"), "guards").find("2, 3"), std::string::npos);
   EXPECT_NE(section(read(dir / "report-1.html"), "guards").find("4, 5"), std::string::npos);
+}
+
+// A report that cannot be written must not fail the user's call.
+TEST(Report, ReportDirThatCannotBeWrittenOnlyWarns) {
+  const fs::path file = test_dir() / "not-a-folder";
+  std::ofstream(file) << "x";
+  ScopedEnv env("THUNDER_REPORT_DIR", file.string());
+  auto jfn = small_function();
+  ::testing::internal::CaptureStderr();
+  at::Tensor y = jfn(at::ones({3})).aten();
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(at::allclose(y, at::full({3}, std::exp(3.0f))));
+  EXPECT_NE(err.find("no compile report written"), std::string::npos) << err;
+  EXPECT_NE(err.find(file.string()), std::string::npos) << err;
 }
 
 TEST(Report, Errors) {
