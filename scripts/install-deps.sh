@@ -2,9 +2,12 @@
 # Installs the Debian packages the build needs (OpenBLAS replaces the slow
 # reference BLAS that libtorch-dev links by default), only when one is missing, so
 # `make demo` and `make test` work on a fresh Debian 12 machine as root.
+# graphviz draws the compile report's graphs; chromium opens the report in
+# its browser test (docs/report.md).
 set -euo pipefail
 pkgs=(cmake ninja-build g++ ccache libtorch-dev libgtest-dev libgmock-dev libbenchmark-dev
-      libfmt-dev llvm-14-tools libgoogle-perftools-dev libopenblas0-pthread)
+      libfmt-dev llvm-14-tools libgoogle-perftools-dev libopenblas0-pthread
+      graphviz chromium)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

@@ -18,6 +18,7 @@
 #include "thunder/frontend/passes.h"
 #include "thunder/frontend/pipeline.h"
 #include "thunder/frontend/remat_policy.h"
+#include "thunder/frontend/report.h"
 #include "thunder/frontend/scalar.h"
 #include "thunder/frontend/tensor.h"
 

@@ -16,6 +16,7 @@
 #include "thunder/core/registry_change.h"
 #include "thunder/core/stopwatch.h"
 #include "thunder/frontend/pipeline.h"
+#include "thunder/frontend/report.h"
 #include "thunder/runtime/autograd_bridge.h"
 #include "thunder/runtime/buffer_pool.h"
 #include "thunder/runtime/guard.h"
@@ -186,14 +187,17 @@ class JitState {
     ReadingList reading(s, published);
     CacheEntry* e = retrace_every_call ? nullptr : find(*reading.list(), s);
     std::shared_ptr<CacheEntry> compiled;  // keeps an entry this call compiled alive
+    bool compiled_now = false;             // false: another thread compiled it meanwhile
     if (e) {
       hit_shards[s.hit_shard].n.fetch_add(1, std::memory_order_relaxed);
     } else {
-      compiled = compile_or_wait(fn, ctx, s);
+      compiled = compile_or_wait(fn, ctx, s, compiled_now);
       e = compiled.get();
     }
     if (last_id.load(std::memory_order_relaxed) != e->id)
       last_id.store(e->id, std::memory_order_relaxed);
+    // THUNDER_REPORT_DIR; outside `mu`, which the report's introspection takes.
+    if (compiled_now) write_report_if_requested(*this);
     PoolScope buffers(pool->get());
     if (!e->backward) {
       e->program.run(s.inputs.data(), e->captured, s.outs);
@@ -263,7 +267,8 @@ class JitState {
 
   // A miss: wait for `mu`; if another thread compiled the entry meanwhile,
   // that is a hit; else compile and publish.
-  std::shared_ptr<CacheEntry> compile_or_wait(TraceFn fn, void* ctx, CallScratch& s) {
+  std::shared_ptr<CacheEntry> compile_or_wait(TraceFn fn, void* ctx, CallScratch& s,
+                                              bool& compiled_now) {
     std::lock_guard<std::mutex> lock(mu);
     if (!retrace_every_call)
       for (const auto& e : current->entries)
@@ -273,6 +278,7 @@ class JitState {
         }
     misses.fetch_add(1, std::memory_order_relaxed);
     std::shared_ptr<CacheEntry> e = compile(fn, ctx, s);
+    compiled_now = true;
     e->id = next_id++;
     last_compiled = e;
     if (!retrace_every_call) {
