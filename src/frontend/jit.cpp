@@ -290,7 +290,6 @@ class JitState {
       list->entries.push_back(e);
       publish(std::move(list));
     }
-    stats.cache_entries = static_cast<int64_t>(current->entries.size());
     return e;
   }
 
@@ -551,6 +550,7 @@ CompileStats compile_stats(const JitState& s) {
   {
     std::lock_guard<std::mutex> lock(s.mu);
     c = s.stats;
+    c.cache_entries = static_cast<int64_t>(s.current->entries.size());
   }
   c.buffer_reuses = s.pool->get()->reuses();
   c.idle_buffer_bytes = static_cast<int64_t>(s.pool->get()->idle_bytes());

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "thunder/executors/cpu_fuser.h"
 
@@ -196,13 +197,26 @@ std::vector<KernelFn> load_kernels(const std::vector<std::string>& sources) {
   std::vector<std::string> keys;
   for (const auto& s : sources) keys.push_back(cache_key(s));
   const fs::path dir = cache_dir();
-  // Missing kernels (deduplicated by key) compile concurrently.
+  // Missing kernels, and broken files in the disk cache (deleted first),
+  // compile concurrently, deduplicated by key. A rebuilt file replaces the
+  // broken one by an atomic rename, so no process sees it half-written.
   std::unordered_map<std::string, std::future<bool>> building;
+  std::unordered_set<std::string> from_disk;
   {
     std::lock_guard<std::mutex> lock(mu);
     for (size_t i = 0; i < sources.size(); ++i) {
       if (loaded().count(keys[i]) || building.count(keys[i])) continue;
-      if (fs::exists(dir / (keys[i] + ".so"))) continue;
+      const fs::path so = dir / (keys[i] + ".so");
+      if (fs::exists(so)) {
+        if (KernelFn fn = open_kernel(so, keys[i])) {
+          loaded()[keys[i]] = fn;
+          from_disk.insert(keys[i]);
+          continue;
+        }
+        std::error_code ec;
+        fs::remove(so, ec);
+        ++rebuilds;
+      }
       building.emplace(keys[i], std::async(std::launch::async, compile, sources[i], dir, keys[i]));
     }
   }
@@ -211,23 +225,11 @@ std::vector<KernelFn> load_kernels(const std::vector<std::string>& sources) {
   for (size_t i = 0; i < sources.size(); ++i) {
     auto it = loaded().find(keys[i]);
     if (it != loaded().end()) {
-      ++memory_hits;
+      ++(from_disk.erase(keys[i]) ? disk_hits : memory_hits);
       out[i] = it->second;
       continue;
     }
-    const fs::path so = dir / (keys[i] + ".so");
-    const bool built_now = building.count(keys[i]) > 0;
-    out[i] = open_kernel(so, keys[i]);
-    if (!out[i] && !built_now) {
-      // A broken file in the disk cache: replace it (an atomic rename, so
-      // another process never sees it half-written).
-      std::error_code ec;
-      fs::remove(so, ec);
-      ++rebuilds;
-      if (compile(sources[i], dir, keys[i])) out[i] = open_kernel(so, keys[i]);
-    } else if (!built_now) {
-      ++disk_hits;
-    }
+    out[i] = open_kernel(dir / (keys[i] + ".so"), keys[i]);
     if (out[i]) loaded()[keys[i]] = out[i];
   }
   return out;
