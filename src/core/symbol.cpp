@@ -91,6 +91,15 @@ Symbol& SymbolRegistry::add(Symbol s) {
   return *symbols_.back();
 }
 
+const Symbol& SymbolRegistry::find_or_add(Symbol s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& other : symbols_)
+    if (other->id == s.id) return *other;
+  s.index = static_cast<int>(symbols_.size());
+  symbols_.push_back(std::make_unique<Symbol>(std::move(s)));
+  return *symbols_.back();
+}
+
 const Symbol* SymbolRegistry::find(std::string_view id) const {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& s : symbols_)

@@ -7,13 +7,13 @@ namespace thunder::detail {
 namespace {
 
 // Symbols that only appear in prologue traces (printed, never executed).
+// Several threads may build their first prologue at once: find_or_add.
 const Symbol& prologue_symbol(const char* id) {
-  const Symbol* s = symbol_registry().find(id);
-  if (s) return *s;
+  if (const Symbol* s = symbol_registry().find(id)) return *s;
   Symbol p;
   p.id = id;
   p.is_prim = true;
-  return symbol_registry().add(std::move(p));
+  return symbol_registry().find_or_add(std::move(p));
 }
 
 BoundSymbol check(const char* id, std::vector<Value> args) {

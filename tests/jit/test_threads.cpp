@@ -163,5 +163,25 @@ TEST(Threads, SeparateFunctionsCompileConcurrently) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
+// The race behind the test above (seen in CI when it was the process's first
+// compile): every thread finds a guard symbol missing and adds it. find_or_add
+// must hand all of them the one symbol.
+TEST(Threads, RacingFindOrAddRegistersOneSymbol) {
+  const size_t before = symbol_registry().size();
+  std::vector<const Symbol*> got(kThreads);
+  std::atomic<int> ready{0};
+  on_threads(kThreads, [&](int t) {
+    ++ready;
+    while (ready.load() < kThreads) {
+    }
+    Symbol s;
+    s.id = "test.raced_symbol";
+    got[t] = &symbol_registry().find_or_add(std::move(s));
+  });
+  for (const Symbol* s : got) EXPECT_EQ(s, got[0]);
+  EXPECT_EQ(symbol_registry().size(), before + 1);
+  EXPECT_EQ(symbol_registry().find("test.raced_symbol"), got[0]);
+}
+
 }  // namespace
 }  // namespace thunder

@@ -111,6 +111,9 @@ class SymbolRegistry {
   // Adds a symbol; throws if the id exists. Returns the registered symbol.
   // (A new symbol cannot change a compiled program: the registry version stays.)
   Symbol& add(Symbol s);
+  // The symbol with s.id, adding s first if no symbol has that id. One lock
+  // covers both, so threads that race to add the same symbol all get one.
+  const Symbol& find_or_add(Symbol s);
   const Symbol* find(std::string_view id) const;
   const Symbol& get(std::string_view id) const;  // throws thunder::Error if unknown
   // Adds OpTag bits to a symbol, bumps the registry version and returns the
