@@ -153,6 +153,9 @@ int main() {
   std::string line;
   for (int i = 0; i < 25 && std::getline(lines, line); ++i) std::printf("%s\n", line.c_str());
   std::printf("  ...\n\n");
+  thunder::write_report(jloss, "build/demo/report.html");
+  std::printf("Compile report (stages, graphs, saved for backward, guards, times): %s\n\n",
+              std::filesystem::absolute("build/demo/report.html").c_str());
 
   // Same weights, same batches: the runs differ only by float rounding order.
   bool learned = jit.losses.back() < 0.6 * jit.losses.front();

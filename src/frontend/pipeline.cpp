@@ -59,9 +59,18 @@ bool draws_uniform(const std::vector<BoundSymbol>& bsyms) {
   return false;
 }
 
+bool requires_grad(const Value& v) {
+  if (v.is_list()) return std::any_of(v.as_list().begin(), v.as_list().end(),
+                                      [](const Value& e) { return requires_grad(e); });
+  return v.is_tensor() && v.proxy()->requires_grad;
+}
+
+// A backward exists when some result has autograd history (an input that
+// requires grad, used under no_grad only, gives none: no backward to build).
 bool requires_grad(const Trace& t) {
   return std::any_of(t.inputs.begin(), t.inputs.end(),
-                     [](const ProxyPtr& p) { return p->is_tensor() && p->requires_grad; });
+                     [](const ProxyPtr& p) { return p->is_tensor() && p->requires_grad; }) &&
+         requires_grad(t.output);
 }
 
 // States the saved set on a backward trace (replacing an older statement).

@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 #include <thunder/thunder.h>
 
+#include "router_program.h"
+
 namespace thunder {
 namespace {
 
 namespace F = nn::functional;
-using autograd::AutogradContext;
+using test::router;
 
 void expect_same(const at::Tensor& a, const at::Tensor& b, const std::string& what) {
   ASSERT_EQ(a.sizes(), b.sizes()) << what;
@@ -427,6 +429,10 @@ TEST(InPlace, SgdStepUnderNoGrad) {
   auto jstep = jit(step);
   at::Tensor got = jstep(w, g).aten();  // grad mode on outside: the guard is inside
   expect_same(got, expected, "result");
+  // Nothing has autograd history: like eager, no backward (none is compiled).
+  EXPECT_FALSE(expected.requires_grad());
+  EXPECT_FALSE(got.requires_grad());
+  EXPECT_TRUE(last_backward_traces(jstep).empty());
   expect_same(w.detach(), w_eager.detach(), "parameter");
   EXPECT_TRUE(w.requires_grad());
   EXPECT_TRUE(w.is_leaf());
@@ -467,31 +473,6 @@ TEST(InPlace, ModuleParameterUpdate) {
 }
 
 // ---- the MoE-router program ----
-
-// Gathers the selected gate values; its backward scatters the incoming
-// gradient into a zero tensor it saved, in place.
-struct SelectGates : autograd::Function<SelectGates> {
-  static Tensor forward(AutogradContext* ctx, Tensor gates, Tensor selected) {
-    Tensor masked_gates = zeros_like(gates);
-    ctx->save_for_backward({masked_gates, selected});
-    return gates.gather(-1, selected);
-  }
-  static TensorList backward(AutogradContext* ctx, TensorList grad) {
-    TensorList saved = ctx->get_saved_variables();
-    Tensor masked_gates = saved[0];
-    masked_gates.scatter_add_(-1, saved[1], grad[0]);
-    return {masked_gates, Tensor()};
-  }
-};
-
-Tensor router(Tensor hidden, Tensor w_gate) {
-  hidden.mul_(0.5);
-  Tensor logits = F::linear(hidden, w_gate);  // [tokens, experts]
-  auto [top, selected] = logits.max(-1, true);
-  Tensor probs = F::softmax(logits.masked_fill(logits < top, -1e4), -1);
-  Tensor gate = SelectGates::apply(probs, selected);
-  return gate * probs.gather(-1, selected) + hidden.sum({1}, true);
-}
 
 void check_router(const std::string& fusion_type) {
   SCOPED_TRACE(fusion_type);

@@ -17,6 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "char_gpt.h"
+#include "router_program.h"
+
 namespace thunder {
 namespace {
 
@@ -309,6 +312,75 @@ TEST(Report, WithoutGraphvizTheGraphSectionSaysSo) {
   EXPECT_EQ(attr_values(section(html, "stages"), "data-stage"), stage_names(last_traces(jfn)));
 }
 
+// An optimizer-style step with its update under no_grad, called with grad
+// mode on and then off: no backward either time, and the guards tell the two
+// cache entries apart by grad mode.
+TEST(Report, NoGradHasNoBackwardAndGuardsOnGradMode) {
+  auto step = [](Tensor w, Tensor g) {
+    NoGradGuard no_grad;
+    w.add_(g, -0.1);
+    return w * 1.0;
+  };
+  auto jstep = jit(step, {.arg_names = {"w", "g"}});
+  at::Tensor w = at::randn({4, 3}).requires_grad_(), g = at::randn({4, 3});
+  const fs::path dir = test_dir();
+  jstep(w, g);
+  write_report(jstep, (dir / "grad_on.html").string());
+  {
+    NoGradGuard no_grad;
+    jstep(w, g);
+  }
+  write_report(jstep, (dir / "grad_off.html").string());
+
+  for (const char* name : {"grad_on.html", "grad_off.html"}) {
+    SCOPED_TRACE(name);
+    const std::string html = read(dir / name);
+    EXPECT_NE(section(html, "backward-stages").find("No backward"), std::string::npos);
+    EXPECT_NE(section(html, "saved").find("No backward: nothing is saved"), std::string::npos);
+    EXPECT_TRUE(saved_rows(html).empty());
+    EXPECT_EQ(attr_values(section(html, "backward-stages"), "data-stage").size(), 0u);
+    EXPECT_EQ(count(section(html, "graphs"), "<svg"), 1);  // the forward's only
+    // The forward still shows the in-place update written back to w.
+    EXPECT_NE(section(html, "stages").find("copy_"), std::string::npos);
+  }
+  const std::string on = section(read(dir / "grad_on.html"), "guards");
+  const std::string off = section(read(dir / "grad_off.html"), "guards");
+  EXPECT_NE(on.find("prologue.check_grad_mode(True)"), std::string::npos) << on;
+  EXPECT_NE(off.find("prologue.check_grad_mode(False)"), std::string::npos) << off;
+  EXPECT_EQ(attr_values(read(dir / "grad_off.html"), "data-misses"),
+            std::vector<std::string>{"2"});
+}
+
+// The router: a custom autograd function saves a zero tensor and the
+// selected indices; its backward's in-place scatter_add_ appears
+// functionalized in the backward stages, and the saved table lists exactly
+// what the compiled forward hands the backward.
+TEST(Report, RouterShowsTheCustomFunctionsSavedValuesAndScatter) {
+  auto jrouter = jit(test::router, {.arg_names = {"hidden", "w_gate"}});
+  at::Tensor hidden = at::randn({6, 8}), w = at::randn({4, 8}).requires_grad_();
+  jrouter(hidden, w).aten().sum().backward();
+  const fs::path path = test_dir() / "router.html";
+  write_report(jrouter, path.string());
+  const std::string html = read(path);
+
+  EXPECT_EQ(attr_values(section(html, "backward-stages"), "data-stage"),
+            stage_names(last_backward_traces(jrouter)));
+  EXPECT_NE(section(html, "backward-stages").find("ltorch.scatter_add"), std::string::npos);
+  EXPECT_EQ(count(section(html, "graphs"), "<svg"), 2);
+
+  const std::vector<TensorInfo> saved = last_saved_for_backward(jrouter);
+  const std::vector<SavedRow> rows = saved_rows(html);
+  ASSERT_EQ(rows.size(), saved.size());
+  bool indices = false;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].name, saved[i].name);
+    EXPECT_EQ(rows[i].bytes, saved[i].bytes);
+    // The selected expert per token: [6, 1] int64, 48 bytes.
+    if (rows[i].dtype == "i64" && rows[i].shape == "[6, 1]") indices = rows[i].bytes == 48;
+  }
+  EXPECT_TRUE(indices) << section(html, "saved");
+}
+
 std::string run(const std::string& command) {
   std::string out;
   if (FILE* p = ::popen(command.c_str(), "r")) {
@@ -319,15 +391,20 @@ std::string run(const std::string& command) {
   return out;
 }
 
-TEST(Report, OpensInHeadlessChromium) {
+// The demo's model (a small char-GPT: embeddings, two attention blocks, the
+// loss) opened in a real browser: both graphs render, the page's script runs
+// to its end, and a screenshot is taken.
+TEST(Report, DemoModelOpensInHeadlessChromium) {
   const char* chromium = "/usr/bin/chromium";
   if (!fs::exists(chromium))
     GTEST_SKIP() << chromium << " is not installed (scripts/install-deps.sh)";
-  auto jfn = small_function();
-  jfn(at::rand({4, 5}).requires_grad_());
+  at::manual_seed(0);
+  models::CharGPT gpt(/*vocab=*/20, /*context=*/8, /*C=*/16, /*heads=*/2, /*layers=*/2);
+  auto jgpt = jit(gpt);
+  jgpt(at::randint(0, 20, {3, 8}), at::randint(0, 20, {3, 8})).aten().backward();
   const fs::path dir = test_dir();
   const fs::path page = dir / "report.html";
-  write_report(jfn, page.string());
+  write_report(jgpt, page.string());
   const std::string browser =
       std::string("timeout 120 ") + chromium +
       " --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking"
@@ -338,6 +415,14 @@ TEST(Report, OpensInHeadlessChromium) {
   EXPECT_EQ(count(dom, "<svg"), 2);
   // The page's one script ran to its end without an error.
   EXPECT_NE(dom.find("data-script-ok=\"1\""), std::string::npos);
+  // One cluster per fusion region, forward and backward, as the browser sees it.
+  const int regions = count_regions(last_traces(jgpt).back()) +
+                      count_regions(last_backward_traces(jgpt).back());
+  EXPECT_GT(regions, 2);
+  EXPECT_EQ(count(dom, "class=\"cluster\""), regions);
+  // Every saved value is a row of the table in the rendered page too.
+  EXPECT_EQ(count(dom, "<tr class=\"saved\""),
+            static_cast<int>(last_saved_for_backward(jgpt).size()));
 
   const fs::path png = dir / "report.png";
   run(browser + " --screenshot=" + png.string() + " --window-size=1280,2000 file://" +
