@@ -200,6 +200,9 @@ class JitState {
     if (compiled_now) write_report_if_requested(*this);
     PoolScope buffers(pool->get());
     if (!e->backward) {
+      // No result has autograd history (the trace said so): ATen kernels
+      // must not record one from an input that requires grad.
+      at::NoGradGuard no_grad;
       e->program.run(s.inputs.data(), e->captured, s.outs);
       write_back(*e, s);
       return;

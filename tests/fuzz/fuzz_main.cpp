@@ -131,6 +131,10 @@ std::string check(const Program& p, const Config& c) {
     if (out.size() != eager_out.size()) return fmt::format("call {}: output count", call);
     for (size_t i = 0; i < out.size() && why.empty(); ++i)
       why = compare(out[i], eager_out[i], fmt::format("call {}: output {}", call, i), f32);
+    for (size_t i = 0; i < out.size() && why.empty(); ++i)
+      if (out[i].requires_grad() != eager_out[i].requires_grad())
+        why = fmt::format("call {}: output {} requires_grad {} vs eager {}", call, i,
+                          out[i].requires_grad(), eager_out[i].requires_grad());
     for (size_t i = 0; i < in.size() && why.empty(); ++i)
       why = compare(in[i], eager_in[i], fmt::format("call {}: input v{} after the call", call, i),
                     f32);

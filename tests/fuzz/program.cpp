@@ -18,6 +18,31 @@ thunder::Tensor log_softmax_of(const thunder::Tensor& x, int64_t d) { return F::
 at::Tensor dropout_of(const at::Tensor& x) { return at::dropout(x, 0.0, true); }
 thunder::Tensor dropout_of(const thunder::Tensor& x) { return F::dropout(x, 0.0, true); }
 
+// An index tensor made inside the program (a constant to the jit).
+at::Tensor last_and_first(int64_t n) { return at::tensor({n - 1, int64_t{0}}, at::kLong); }
+at::Tensor index_of(const at::Tensor&, int64_t n) { return last_and_first(n); }
+thunder::Tensor index_of(const thunder::Tensor&, int64_t n) {
+  return thunder::Tensor(last_and_first(n));
+}
+
+// tanh(x) * 2 with a hand-written backward from the saved output; eagerly
+// the same function through libtorch's autograd, so gradients are compared
+// against a rule thunder did not write.
+struct CustomTanh : thunder::autograd::Function<CustomTanh> {
+  static thunder::Tensor forward(thunder::autograd::AutogradContext* ctx, thunder::Tensor x) {
+    thunder::Tensor y = tanh(x);
+    ctx->save_for_backward({y});
+    return y * 2.0;
+  }
+  static thunder::TensorList backward(thunder::autograd::AutogradContext* ctx,
+                                      thunder::TensorList grad) {
+    thunder::Tensor y = ctx->get_saved_variables()[0];
+    return {grad[0] * 2.0 * (1.0 - y * y)};
+  }
+};
+at::Tensor custom_tanh(const at::Tensor& x) { return at::tanh(x) * 2.0; }
+thunder::Tensor custom_tanh(const thunder::Tensor& x) { return CustomTanh::apply(x); }
+
 // Unary functions, bounded where the plain one overflows or leaves its domain
 // (as C++ over at::Tensor, for printing).
 constexpr const char* kUnary[] = {"at::tanh({0})",
@@ -149,6 +174,12 @@ T apply_op(const Op& op, std::vector<T>& pool) {
     }
     case Kind::Matmul:
       return matmul(a, b);
+    case Kind::Gather:
+      return a.gather(op.i0, a.argmax(op.i0, true));
+    case Kind::IndexSelect:
+      return a.index_select(op.i0, index_of(a, op.i1));
+    case Kind::CustomTanh:
+      return custom_tanh(a);
   }
   return a;
 }
@@ -227,6 +258,15 @@ std::string statement(const Op& op, int index) {
     case Kind::Matmul:
       rhs = fmt::format("at::matmul({}, {})", a, b);
       break;
+    case Kind::Gather:
+      rhs = fmt::format("{0}.gather({1}, {0}.argmax({1}, true))", a, op.i0);
+      break;
+    case Kind::IndexSelect:
+      rhs = fmt::format("{}.index_select({}, at::tensor({{{}LL, 0LL}}))", a, op.i0, op.i1 - 1);
+      break;
+    case Kind::CustomTanh:
+      rhs = fmt::format("CustomTanh::apply({})  /* tanh(x) * 2, backward from saved tanh */", a);
+      break;
   }
   return fmt::format("at::Tensor v{} = {};", index, rhs);
 }
@@ -271,7 +311,7 @@ Program generate(uint64_t seed) {
   for (int k = 0; k < num_ops; ++k) {
     for (int attempt = 0; attempt < 50; ++attempt) {
       Op op;
-      op.kind = static_cast<Kind>(pick(static_cast<int>(Kind::Matmul) + 1));
+      op.kind = static_cast<Kind>(pick(static_cast<int>(Kind::CustomTanh) + 1));
       op.a = pick(static_cast<int>(pool.size()));
       op.b = pick(static_cast<int>(pool.size()));
       const int64_t rank = pool[op.a].dim();
@@ -284,6 +324,10 @@ Program generate(uint64_t seed) {
       op.flag = coin(50);
       if (op.kind == Kind::Narrow && rank > 0)
         op.i1 = 1 + pick(std::max<int>(1, pool[op.a].size(op.i0)));
+      if (op.kind == Kind::IndexSelect && rank > 0) op.i1 = pool[op.a].size(op.i0);
+      if ((op.kind == Kind::Gather || op.kind == Kind::IndexSelect) &&
+          (rank == 0 || pool[op.a].size(op.i0) == 0))
+        continue;
       // Writes into an input only where it does not require grad.
       if (op.kind == Kind::InputInplace &&
           (op.a >= static_cast<int>(p.inputs.size()) || p.inputs[op.a].requires_grad))

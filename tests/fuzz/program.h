@@ -36,6 +36,9 @@ enum class Kind {
   InplaceView,   // t = a * 1.0; t.narrow(i0, 0, 1).mul_(d); t
   InputInplace,  // a.mul_(d) on an input that does not require grad; a
   Matmul,        // matmul(a, b)
+  Gather,        // a.gather(i0, a.argmax(i0, true)): the max along i0 by index
+  IndexSelect,   // a.index_select(i0, {i1 - 1, 0}) with i1 = a.size(i0)
+  CustomTanh,    // a custom autograd function: tanh(a) * 2 (eager: plain ops)
 };
 
 struct Op {

@@ -95,5 +95,47 @@ TEST(FuzzRegressions, RecomputedPrimsComeAfterWhatTheyRead) {
   expect_close(g2.aten(), w2);
 }
 
+// Fuzzer seed 36: a custom function applied to a tensor that does not
+// require grad, while another input that does is used only under no_grad.
+// Eagerly no result has autograd history; under jit none may either (the
+// program, compiled without a backward, ran its ATen kernels with grad mode
+// on and `c * w` came back with a graph).
+struct TanhTimesTwo : autograd::Function<TanhTimesTwo> {
+  static Tensor forward(autograd::AutogradContext* ctx, Tensor x) {
+    Tensor y = tanh(x);
+    ctx->save_for_backward({y});
+    return y * 2.0;
+  }
+  static TensorList backward(autograd::AutogradContext* ctx, TensorList grad) {
+    Tensor y = ctx->get_saved_variables()[0];
+    return {grad[0] * 2.0 * (1.0 - y * y)};
+  }
+};
+
+TEST(FuzzRegressions, CustomFunctionOfAConstantHasNoHistory) {
+  for (const char* executors : {"aten", "cpu_fuser"}) {
+    SCOPED_TRACE(executors);
+    std::vector<std::string> ex = {executors};
+    if (ex[0] != "aten") ex.push_back("aten");
+    auto jfn = jit(
+        [](const Tensor& w, const Tensor& c) {
+          Tensor nograd;
+          {
+            at::NoGradGuard g;  // libtorch's guard, as the fuzzer's programs use it
+            nograd = c * w;
+          }
+          return std::make_tuple(TanhTimesTwo::apply(c), nograd);
+        },
+        {.executors = ex});
+    at::Tensor w = at::randn({1, 4}).requires_grad_(), c = at::randn({1, 4});
+    auto [a, b] = jfn(w, c);
+    EXPECT_TRUE(last_backward_traces(jfn).empty());
+    expect_close(a.aten(), at::tanh(c) * 2.0);
+    expect_close(b.aten(), c * w.detach());
+    EXPECT_FALSE(a.aten().requires_grad());
+    EXPECT_FALSE(b.aten().requires_grad());
+  }
+}
+
 }  // namespace
 }  // namespace thunder
