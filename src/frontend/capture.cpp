@@ -10,6 +10,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/grad_mode.h>
 
 #include <mutex>
 #include <sstream>
@@ -260,6 +261,9 @@ void CaptureSession::on_op(const c10::OperatorHandle& op, c10::DispatchKeySet ks
   }
 
   Value result;
+  // Under no_grad (torch.no_grad() in Python, at::NoGradGuard in C++) the
+  // op's values are constants for autodiff, as eager would record them.
+  if (auto* ctx = current_trace_ctx()) ctx->grad_enabled = at::GradMode::is_enabled();
   try {
     result = (*tr)(AtenCall(*this, name, schema, args, outs));
   } catch (const Error& e) {

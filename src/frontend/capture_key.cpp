@@ -9,7 +9,9 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/library.h>
 
+#include <exception>
 #include <mutex>
+#include <utility>
 
 #include "capture_session.h"
 
@@ -24,7 +26,12 @@ void capture_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
   // Before anything allocates or dispatches: the op's own kernels, and
   // whatever the translation does, must not come back here.
   c10::impl::ExcludeDispatchKeyGuard off(kCaptureKey);
-  on_captured_op(op, ks.remove(kCaptureKey), stack);
+  try {
+    on_captured_op(op, ks.remove(kCaptureKey), stack);
+  } catch (const Error&) {
+    capture_error() = std::current_exception();  // see take_capture_error
+    throw;
+  }
 }
 
 void register_fallback() {
@@ -38,6 +45,13 @@ void register_fallback() {
 }
 
 }  // namespace
+
+std::exception_ptr& capture_error() {
+  thread_local std::exception_ptr e;
+  return e;
+}
+
+std::exception_ptr take_capture_error() { return std::exchange(capture_error(), nullptr); }
 
 CaptureKeyOn::CaptureKeyOn() : guard_((register_fallback(), kCaptureKey)) {}
 CaptureKeyOn::~CaptureKeyOn() = default;

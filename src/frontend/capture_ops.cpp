@@ -50,6 +50,23 @@ Value addmm(C c) {
   return ltorch::add(self, mm);
 }
 
+// x[a:b] along one dim (Python slicing): start and end as libtorch clamps
+// them, read off the eager result; steps other than 1 are not translated.
+Value slice(C c) {
+  const c10::IValue& step = c.arg(4);
+  if (!step.isNone() && step.toInt() != 1)
+    c.fail("step {} (only step 1 is translated)", step.toInt());
+  const int64_t dim = c.int_arg(1);
+  const at::Tensor& in = c.aten(0);
+  const int64_t d = dim < 0 ? dim + in.dim() : dim;
+  const c10::IValue& start = c.arg(2);
+  int64_t lo = start.isNone() ? 0 : start.toInt();
+  if (lo < 0) lo += in.size(d);
+  lo = std::clamp<int64_t>(lo, 0, in.size(d));
+  const int64_t length = c.result().size(d);
+  return ltorch::narrow(c.tensor(0), d, lo, length);
+}
+
 // squeeze of a dim whose size is not 1 returns the tensor unchanged.
 Value squeeze_dim(C c) {
   if (c.result().dim() == c.aten(0).dim()) return c.tensor(0);
@@ -143,6 +160,13 @@ const std::unordered_map<std::string, Translation>& table() {
       {"aten::squeeze", [](C c) { return ltorch::squeeze(c.tensor(0), Value()); }},
       {"aten::squeeze.dim", squeeze_dim},
       {"aten::expand", [](C c) { return ltorch::expand(c.tensor(0), c.int_list(1)); }},
+      {"aten::select.int",
+       [](C c) { return ltorch::select(c.tensor(0), c.int_arg(1), c.int_arg(2)); }},
+      {"aten::narrow",
+       [](C c) {
+         return ltorch::narrow(c.tensor(0), c.int_arg(1), c.int_arg(2), c.int_arg(3));
+       }},
+      {"aten::slice.Tensor", slice},
       {"aten::contiguous", [](C c) { return ltorch::contiguous(c.tensor(0)); }},
       {"aten::to.dtype", [](C c) { return ltorch::to(c.tensor(0), *c.dtype_arg(1)); }},
       {"aten::cat", [](C c) { return ltorch::cat(c.tensors(0), c.int_arg(1)); }},

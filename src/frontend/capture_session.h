@@ -7,6 +7,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
+#include <exception>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,9 @@
 namespace thunder::detail {
 
 // Switches capture on for this thread (capture_key.cpp owns the key).
+// This thread's last capture error (capture.h: take_capture_error).
+std::exception_ptr& capture_error();
+
 class CaptureKeyOn {
  public:
   CaptureKeyOn();

@@ -294,6 +294,22 @@ TEST(Capture, AnUnsupportedOpIsNamedAndTheFunctionStaysUsable) {
   EXPECT_EQ(cache_hits(jf), 1);
 }
 
+// x + x * ones with the product under no_grad: eagerly x.grad is 1, the
+// product being a constant to autograd; captured it must be the same.
+TEST(Capture, NoGradRegionIsAConstantForAutodiff) {
+  auto jf = jit([](const at::Tensor& x) {
+    at::Tensor p;
+    {
+      at::NoGradGuard no_grad;
+      p = x * at::ones_like(x);
+    }
+    return x + p;
+  });
+  at::Tensor x = R({4}).requires_grad_();
+  jf(x).sum().backward();
+  EXPECT_TRUE(at::equal(x.grad(), at::ones({4}))) << x.grad();
+}
+
 TEST(Capture, HostValuesAndInPlaceWritesToArgumentsAreRefused) {
   auto item = jit([](const at::Tensor& x) { return x * x.sum().item<double>(); });
   try {

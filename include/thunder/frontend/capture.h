@@ -15,6 +15,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <ostream>
 #include <string>
@@ -54,6 +55,11 @@ Value capture_call(const std::vector<FlatArg>& args, const std::vector<Value>& a
 // Runs `run` once with capture on, translating into a scratch trace, and
 // reports every op met (translation failures are recorded, not thrown).
 ExamineReport examine_call(const std::function<void()>& run);
+
+// The thunder::Error the capture of an op threw on this thread, taken once
+// (then empty). A caller between capture and the user's code (Python's torch
+// bindings turn every C++ exception into a RuntimeError) rethrows it as is.
+std::exception_ptr take_capture_error();
 
 }  // namespace detail
 

@@ -1,0 +1,366 @@
+// thunder_cpp: thunder::jit for PyTorch code written in Python.
+//
+// A Python function (or torch.nn.Module) runs once per cache miss on the
+// caller's real tensors with dispatcher capture on (capture.h): Python's
+// torch ops reach the same libtorch dispatcher as C++ code, so the aten ops
+// it calls become the trace. On a cache hit Python is not entered at all:
+// the guards and the compiled program run in C++ with the GIL released.
+// Outputs are torch.Tensors; when something requires grad they are wired to
+// the compiled backward, so loss.backward() and torch.optim work as usual.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <thunder/thunder.h>
+#include <torch/csrc/autograd/python_variable.h>
+
+#include <array>
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace {
+
+// How the Python function returned its tensors, as seen when it was last
+// traced (a cache hit does not run it).
+enum class ResultKind : int { Tensor, Tuple, List };
+
+struct PyFunction {
+  py::object fn;
+  bool is_module = false;
+  std::atomic<int> result_kind{static_cast<int>(ResultKind::Tensor)};
+};
+
+std::string type_name(py::handle h) { return py::str(h.get_type().attr("__name__")); }
+
+at::Tensor tensor_arg(py::handle h, size_t i) {
+  if (!THPVariable_Check(h.ptr()))
+    thunder::fail(
+        "thunder_cpp.jit: argument {} is a {}; jitted Python functions take torch.Tensor "
+        "arguments (numbers and other objects: close over them instead)",
+        i, type_name(h));
+  return THPVariable_Unpack(h.ptr());
+}
+
+py::object wrap(const at::Tensor& t) {
+  if (!t.defined()) return py::none();
+  return py::reinterpret_steal<py::object>(THPVariable_Wrap(t));
+}
+
+// Runs the Python function on real tensors (inside capture, on a cache miss).
+std::vector<at::Tensor> call_python(PyFunction& f, const std::vector<at::Tensor>& args) {
+  py::gil_scoped_acquire gil;
+  py::tuple in(args.size());
+  for (size_t i = 0; i < args.size(); ++i) in[i] = wrap(args[i]);
+  thunder::detail::take_capture_error();
+  py::object r;
+  try {
+    r = f.fn(*in);
+  } catch (py::error_already_set&) {
+    // torch's bindings turned capture's thunder::Error into a RuntimeError.
+    if (std::exception_ptr e = thunder::detail::take_capture_error()) std::rethrow_exception(e);
+    throw;
+  }
+  std::vector<at::Tensor> out;
+  auto add = [&](py::handle h, size_t i) {
+    if (!THPVariable_Check(h.ptr()))
+      thunder::fail(
+          "thunder_cpp.jit: result {} is a {}; a jitted Python function returns a "
+          "torch.Tensor or a tuple or list of them",
+          i, type_name(h));
+    out.push_back(THPVariable_Unpack(h.ptr()));
+  };
+  if (THPVariable_Check(r.ptr())) {
+    f.result_kind = static_cast<int>(ResultKind::Tensor);
+    add(r, 0);
+  } else if (py::isinstance<py::tuple>(r) || py::isinstance<py::list>(r)) {
+    f.result_kind =
+        static_cast<int>(py::isinstance<py::tuple>(r) ? ResultKind::Tuple : ResultKind::List);
+    size_t i = 0;
+    for (py::handle h : r) add(h, i++);
+  } else {
+    add(r, 0);  // names the type
+  }
+  return out;
+}
+
+int64_t training_bits(const py::object& module) {
+  int64_t bits = 0, i = 0;
+  for (py::handle m : module.attr("modules")())
+    bits |= static_cast<int64_t>(m.attr("training").cast<bool>()) << (i++ % 62);
+  return bits;
+}
+
+// One compiled callable per number of tensor arguments (a Python function is
+// called with a fixed count in practice): each argument is its own input, so
+// guards and trace names are those of a C++ function with that signature. The
+// last argument holds a module's submodules' training flags (guarded by value,
+// so train() and eval() each get their own cache entry).
+struct ArityJit {
+  virtual ~ArityJit() = default;
+  virtual std::vector<at::Tensor> call(const std::vector<at::Tensor>& args, int64_t modes) = 0;
+  virtual const thunder::detail::JitState& state() const = 0;
+};
+
+constexpr size_t kMaxArgs = 8;  // make_for_arity's list below
+
+template <size_t>
+using TensorArg = at::Tensor;
+
+template <size_t... I>
+struct ArityJitOf : ArityJit {
+  using Fn = std::function<std::vector<at::Tensor>(TensorArg<I>..., int64_t)>;
+
+  ArityJitOf(PyFunction* f, thunder::JitOptions o)
+      : jitted([f](TensorArg<I>... a, int64_t) { return call_python(*f, {a...}); },
+               std::move(o)) {}
+  std::vector<at::Tensor> call(const std::vector<at::Tensor>& args, int64_t modes) override {
+    return jitted(args[I]..., modes);
+  }
+  const thunder::detail::JitState& state() const override { return jitted.state(); }
+
+  thunder::Jitted<Fn> jitted;
+};
+
+template <size_t... I>
+std::unique_ptr<ArityJit> make_arity_jit(std::index_sequence<I...>, PyFunction* f,
+                                         thunder::JitOptions o) {
+  return std::make_unique<ArityJitOf<I...>>(f, std::move(o));
+}
+
+template <size_t... N>
+std::unique_ptr<ArityJit> make_for_arity(size_t n, PyFunction* f, thunder::JitOptions o,
+                                         std::index_sequence<N...>) {
+  std::unique_ptr<ArityJit> out;
+  ((n == N ? (out = make_arity_jit(std::make_index_sequence<N>{}, f, o), 0) : 0), ...);
+  return out;
+}
+
+class JitFunction {
+ public:
+  JitFunction(py::object fn, thunder::JitOptions options)
+      : f_(std::make_unique<PyFunction>()), options_(std::move(options)) {
+    f_->fn = std::move(fn);
+    f_->is_module = py::isinstance(f_->fn, py::module_::import("torch.nn").attr("Module"));
+  }
+
+  py::object call(const py::args& args) {
+    if (args.size() < 1 || args.size() > kMaxArgs)
+      thunder::fail("thunder_cpp.jit: called with {} arguments; it takes 1 to {} tensors",
+                    args.size(), kMaxArgs);
+    std::vector<at::Tensor> in;
+    in.reserve(args.size());
+    for (size_t i = 0; i < args.size(); ++i) in.push_back(tensor_arg(args[i], i));
+    std::unique_ptr<ArityJit>& j = by_arity_[args.size()];
+    if (!j) {
+      thunder::JitOptions o = options_;
+      o.arg_names.resize(args.size());
+      for (size_t i = 0; i < args.size(); ++i)
+        if (o.arg_names[i].empty()) o.arg_names[i] = "x" + std::to_string(i);
+      o.arg_names.push_back("training_modes");
+      j = make_for_arity(args.size(), f_.get(), std::move(o),
+                         std::index_sequence<1, 2, 3, 4, 5, 6, 7, 8>{});
+    }
+    last_ = j.get();
+    const int64_t modes = f_->is_module ? training_bits(f_->fn) : 0;
+    std::vector<at::Tensor> out;
+    {
+      py::gil_scoped_release no_gil;  // taken back only to run Python on a miss
+      out = j->call(in, modes);
+    }
+    switch (static_cast<ResultKind>(f_->result_kind.load())) {
+      case ResultKind::Tensor:
+        return wrap(out.at(0));
+      case ResultKind::Tuple: {
+        py::tuple t(out.size());
+        for (size_t i = 0; i < out.size(); ++i) t[i] = wrap(out[i]);
+        return t;
+      }
+      case ResultKind::List: {
+        py::list l;
+        for (const at::Tensor& o : out) l.append(wrap(o));
+        return l;
+      }
+    }
+    return py::none();
+  }
+
+  // parameters(), train(), eval(), state_dict() ... reach the original.
+  py::object getattr(const std::string& name) const { return f_->fn.attr(name.c_str()); }
+
+  // The state of the most recently called arity.
+  const thunder::detail::JitState& state() const {
+    if (!last_) thunder::fail("thunder_cpp: the jitted function has not been called yet");
+    return last_->state();
+  }
+
+ private:
+  std::unique_ptr<PyFunction> f_;  // outlives the callables that point to it
+  thunder::JitOptions options_;
+  std::array<std::unique_ptr<ArityJit>, kMaxArgs + 1> by_arity_;
+  ArityJit* last_ = nullptr;
+};
+
+// The names of fn's positional parameters (a module's forward's), so traces
+// read like the Python code; empty where Python cannot tell.
+std::vector<std::string> parameter_names(const py::object& fn) {
+  std::vector<std::string> names;
+  try {
+    py::object inspect = py::module_::import("inspect");
+    py::object target = py::hasattr(fn, "forward") ? fn.attr("forward") : fn;
+    for (py::handle p : inspect.attr("signature")(target).attr("parameters").attr("values")()) {
+      const std::string kind = py::str(p.attr("kind").attr("name"));
+      if (kind != "POSITIONAL_ONLY" && kind != "POSITIONAL_OR_KEYWORD") break;
+      names.push_back(py::str(p.attr("name")));
+    }
+  } catch (py::error_already_set&) {
+    names.clear();  // a builtin without a signature: x0, x1, ...
+  }
+  return names;
+}
+
+thunder::JitOptions options_from(const py::kwargs& kw) {
+  thunder::JitOptions o;
+  for (auto [key, value] : kw) {
+    const std::string k = py::str(key);
+    if (k == "executors")
+      o.executors = value.cast<std::vector<std::string>>();
+    else if (k == "fusion_type")
+      o.fusion_type = value.cast<std::string>();
+    else if (k == "rematerialize")
+      o.rematerialize = value.cast<bool>();
+    else if (k == "disable_replace_uniform")
+      o.disable_replace_uniform = value.cast<bool>();
+    else if (k == "skip_inplace_functionalization")
+      o.skip_inplace_functionalization = value.cast<bool>();
+    else if (k == "strict_saved_for_backward")
+      o.strict_saved_for_backward = value.cast<bool>();
+    else if (k == "cache")
+      o.cache = value.cast<std::string>();
+    else if (k == "arg_names")
+      o.arg_names = value.cast<std::vector<std::string>>();
+    else if (k == "max_cache_entries")
+      o.max_cache_entries = value.cast<int64_t>();
+    else
+      thunder::fail(
+          "thunder_cpp.jit: unknown option '{}' (executors, fusion_type, rematerialize, "
+          "disable_replace_uniform, skip_inplace_functionalization, strict_saved_for_backward, "
+          "cache, arg_names, max_cache_entries)",
+          k);
+  }
+  thunder::validate(o);
+  return o;
+}
+
+const char* torch_dtype_name(at::ScalarType t) {
+  switch (t) {
+    case at::kFloat:
+      return "float32";
+    case at::kDouble:
+      return "float64";
+    case at::kHalf:
+      return "float16";
+    case at::kBFloat16:
+      return "bfloat16";
+    case at::kLong:
+      return "int64";
+    case at::kInt:
+      return "int32";
+    case at::kShort:
+      return "int16";
+    case at::kChar:
+      return "int8";
+    case at::kByte:
+      return "uint8";
+    case at::kBool:
+      return "bool";
+    default:
+      return "float32";
+  }
+}
+
+
+}  // namespace
+
+PYBIND11_MODULE(thunder_cpp, m) {
+  m.doc() = "thunder-cpp: a compiler for PyTorch programs (thunder::jit from Python)";
+  py::register_exception<thunder::Error>(m, "Error", PyExc_RuntimeError);
+
+  py::class_<thunder::Trace>(m, "Trace", "One stage of a compiled program, printed as Python.")
+      .def("__str__", &thunder::Trace::str)
+      .def("__repr__",
+           [](const thunder::Trace& t) {
+             return "<thunder_cpp.Trace '" + std::string(thunder::stage_name(t)) + "'>";
+           })
+      .def_property_readonly(
+          "stage", [](const thunder::Trace& t) { return std::string(thunder::stage_name(t)); });
+
+  py::class_<JitFunction>(m, "JitFunction", "A compiled function or module.")
+      .def("__call__", &JitFunction::call)
+      .def("__getattr__", &JitFunction::getattr);
+
+  m.def(
+      "jit",
+      [](py::object fn, const py::kwargs& kw) {
+        if (!PyCallable_Check(fn.ptr()))
+          thunder::fail("thunder_cpp.jit: expected a function or torch.nn.Module, got a {}",
+                        type_name(fn));
+        thunder::JitOptions o = options_from(kw);
+        if (o.arg_names.empty()) o.arg_names = parameter_names(fn);
+        return JitFunction(std::move(fn), std::move(o));
+      },
+      py::arg("fn"),
+      "Compiles fn (a function over torch.Tensors, or a torch.nn.Module); keyword options "
+      "are JitOptions fields.");
+
+  m.def("last_traces", [](const JitFunction& j) { return thunder::detail::last_traces(j.state()); });
+  m.def("last_backward_traces",
+        [](const JitFunction& j) { return thunder::detail::last_backward_traces(j.state()); });
+  m.def("last_prologue_trace",
+        [](const JitFunction& j) { return thunder::detail::last_prologue_trace(j.state()); });
+  m.def("cache_hits", [](const JitFunction& j) { return thunder::detail::cache_hits(j.state()); });
+  m.def("cache_misses", [](const JitFunction& j) { return thunder::detail::cache_misses(j.state()); });
+  m.def("compile_stats", [](const JitFunction& j) {
+    const thunder::CompileStats s = thunder::detail::compile_stats(j.state());
+    py::dict d;
+    d["compiles"] = s.compiles;
+    d["last_compile_ms"] = s.last_compile_ms;
+    d["pass_ms"] = s.pass_ms;
+    d["fusion_regions"] = s.fusion_regions;
+    d["cache_entries"] = s.cache_entries;
+    d["cache_evictions"] = s.cache_evictions;
+    return d;
+  });
+  m.def("last_saved_for_backward", [](const JitFunction& j) {
+    py::module_ torch = py::module_::import("torch");
+    py::list out;
+    for (const thunder::TensorInfo& t : thunder::detail::last_saved_for_backward(j.state()))
+      out.append(py::make_tuple(t.name, py::tuple(py::cast(t.shape)),
+                                torch.attr(torch_dtype_name(t.dtype)), t.bytes));
+    return out;
+  });
+  m.def(
+      "examine",
+      [](py::object fn, const py::args& args) {
+        std::vector<at::Tensor> in;
+        for (size_t i = 0; i < args.size(); ++i) in.push_back(tensor_arg(args[i], i));
+        PyFunction f;
+        f.fn = std::move(fn);
+        return thunder::detail::examine_call([&] { call_python(f, in); }).str();
+      },
+      "Runs fn(*args) once and returns a table of the aten ops it called and whether "
+      "thunder_cpp.jit can translate each.");
+
+  py::enum_<thunder::OpTag>(m, "OpTag")
+      .value("DONT_RECOMPUTE_IN_BACKWARD", thunder::OpTag::DONT_RECOMPUTE_IN_BACKWARD)
+      .value("RECOMPUTE_IN_BACKWARD", thunder::OpTag::RECOMPUTE_IN_BACKWARD);
+  m.def(
+      "add_tags",
+      [](const std::string& symbol_id, const std::vector<thunder::OpTag>& tags) {
+        thunder::RegistryChange permanent = thunder::add_tags(symbol_id, tags);
+      },
+      "Adds recompute-policy tags to a symbol for the rest of the process (every jitted "
+      "function recompiles on its next call).");
+}

@@ -1,0 +1,238 @@
+"""thunder_cpp.jit on PyTorch code written in Python, against eager PyTorch:
+values, gradients (float64), effects on inputs, grad mode, modules and their
+training flag, the seed scenarios, introspection and errors."""
+import pytest
+import torch
+
+import thunder_cpp
+
+
+def assert_close(got, want, tol=1e-12):
+    assert got.shape == want.shape
+    assert got.dtype == want.dtype
+    assert torch.allclose(got, want, rtol=tol, atol=tol), (got, want)
+
+
+def leaves(*shapes):
+    torch.manual_seed(0)
+    return [torch.randn(*s, dtype=torch.float64, requires_grad=True) for s in shapes]
+
+
+def grads_of(fn, args):
+    out = fn(*args)
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    sum(o.sum() for o in outs).backward()
+    return out, [a.grad.clone() for a in args]
+
+
+OPS = {
+    "pointwise": lambda x, y: torch.tanh(x * 2 + y).exp() - torch.sigmoid(y) / 3,
+    "broadcast": lambda x, y: x * y[0] + y.mean(),
+    "reductions": lambda x, y: (x.sum(1, keepdim=True) * y.amax(0)).softmax(-1),
+    "matmul": lambda x, y: torch.nn.functional.gelu(x @ y.t()),
+    "views": lambda x, y: x.transpose(0, 1).reshape(-1) * y.flatten(),
+    "layer_norm": lambda x, y: torch.nn.functional.layer_norm(x + y, (4,)),
+    "two_results": lambda x, y: (torch.relu(x), x * y),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_values_and_gradients_match_eager(name):
+    fn = OPS[name]
+    x, y = leaves((3, 4), (3, 4))
+    xe, ye = [t.detach().clone().requires_grad_() for t in (x, y)]
+    want, want_grads = grads_of(fn, [xe, ye])
+    jfn = thunder_cpp.jit(fn)
+    got, got_grads = grads_of(jfn, [x, y])
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            assert_close(g, w)
+    else:
+        assert_close(got, want)
+    for g, w in zip(got_grads, want_grads):
+        assert_close(g, w)
+    # The backward is ours: the result's grad_fn is not eager PyTorch's.
+    first = got[0] if isinstance(got, tuple) else got
+    assert first.grad_fn is not None
+    assert thunder_cpp.cache_misses(jfn) == 1
+
+
+def test_cache_hit_does_not_run_python():
+    calls = []
+
+    def fn(x):
+        calls.append(1)
+        return torch.sin(x) + 1
+
+    jfn = thunder_cpp.jit(fn)
+    x = torch.randn(5)
+    for _ in range(3):
+        assert_close(jfn(x), torch.sin(x) + 1, 1e-6)
+    assert len(calls) == 1
+    assert thunder_cpp.cache_hits(jfn) == 2
+    jfn(torch.randn(7))  # a new shape: one more trace
+    assert len(calls) == 2 and thunder_cpp.cache_misses(jfn) == 2
+
+
+def test_no_grad_inside_and_around():
+    # The seed: x + x * ones with the product under no_grad gives x.grad == 1.
+    def fn(x):
+        with torch.no_grad():
+            p = x * torch.ones_like(x)
+        return x + p
+
+    jfn = thunder_cpp.jit(fn)
+    x = torch.randn(4, requires_grad=True)
+    jfn(x).sum().backward()
+    assert torch.equal(x.grad, torch.ones(4))
+    with torch.no_grad():
+        out = jfn(x)
+    assert not out.requires_grad
+    assert thunder_cpp.cache_misses(jfn) == 2  # grad mode is in the cache key
+    with torch.no_grad():
+        jfn(x)
+    assert thunder_cpp.cache_misses(jfn) == 2 and thunder_cpp.cache_hits(jfn) == 1
+
+
+def test_in_place_update_of_an_argument_is_refused_and_leaves_it_unchanged():
+    # Capture translates in-place ops on tensors the function made itself
+    # only (docs/capture.md); writing into an argument is refused before it runs.
+    def fn(w, g):
+        with torch.no_grad():
+            w.add_(g, alpha=-0.1)
+        return w * 2
+
+    w = torch.randn(3, 2)
+    before = w.clone()
+    jfn = thunder_cpp.jit(fn)
+    with pytest.raises(thunder_cpp.Error, match="aten::add_.Tensor"):
+        jfn(w, torch.randn(3, 2))
+    assert torch.equal(w, before)
+    ok = thunder_cpp.jit(lambda a, b: (a * 1.0).add_(b))  # in place on a fresh tensor
+    assert_close(ok(w, before), w + before, 1e-6)
+
+
+class MLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(6, 8)
+        self.fc2 = torch.nn.Linear(8, 3)
+        self.drop = torch.nn.Dropout(0.0)
+
+    def forward(self, x):
+        return self.fc2(self.drop(torch.nn.functional.gelu(self.fc1(x))))
+
+
+def test_module_trains_with_torch_optim_like_eager():
+    torch.manual_seed(1)
+    eager = MLP().double()
+    jitted_model = MLP().double()
+    jitted_model.load_state_dict(eager.state_dict())
+    jm = thunder_cpp.jit(jitted_model)
+    assert len(list(jm.parameters())) == 4  # reaches the original module
+    opt_e = torch.optim.AdamW(eager.parameters(), lr=1e-2)
+    opt_j = torch.optim.AdamW(jm.parameters(), lr=1e-2)
+    x = torch.randn(5, 6, dtype=torch.float64)
+    t = torch.randn(5, 3, dtype=torch.float64)
+    for _ in range(5):
+        for model, opt in ((eager, opt_e), (jm, opt_j)):
+            opt.zero_grad()
+            loss = ((model(x) - t) ** 2).mean()
+            loss.backward()
+            opt.step()
+    for pe, pj in zip(eager.parameters(), jitted_model.parameters()):
+        assert_close(pj.detach(), pe.detach(), 1e-10)
+    assert thunder_cpp.cache_misses(jm) == 1
+
+
+def test_module_eval_and_train_are_separate_entries():
+    torch.manual_seed(2)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.5))
+    jm = thunder_cpp.jit(model)
+    x = torch.randn(2, 4)
+    model.eval()
+    assert_close(jm(x), model(x), 1e-6)
+    model.train()
+    jm(x)
+    model.eval()
+    assert_close(jm(x), model(x), 1e-6)
+    assert thunder_cpp.cache_misses(jm) == 2 and thunder_cpp.cache_hits(jm) == 1
+
+
+def test_dropout_policies_saved_bytes():
+    x = torch.rand(1024, 1024, requires_grad=True)
+    fn = lambda t: torch.nn.functional.dropout(t, 0.5, True) * 2
+
+    def saved(jfn):
+        jfn(x).sum().backward()
+        return {dtype: sum(b for _, _, d, b in thunder_cpp.last_saved_for_backward(jfn) if d == dtype)
+                for dtype in (torch.int64, torch.bool)}
+
+    philox = saved(thunder_cpp.jit(fn))
+    assert philox[torch.int64] == 16 and philox[torch.bool] == 0  # seed and offset
+    mask = saved(thunder_cpp.jit(fn, disable_replace_uniform=True))
+    assert mask[torch.bool] == 1024 * 1024  # the 1-byte mask
+
+
+def test_dropout_mask_is_the_same_in_forward_and_backward():
+    x = torch.ones(64, 64, requires_grad=True)
+    jfn = thunder_cpp.jit(lambda t: torch.nn.functional.dropout(t, 0.5, True))
+    out = jfn(x)
+    out.sum().backward()
+    assert torch.equal(x.grad, out.detach())  # grad is 2 exactly where the output kept 2
+
+
+def test_traces_print_as_programs():
+    jfn = thunder_cpp.jit(lambda x: torch.exp(x * 2 + 1), arg_names=["x"])
+    jfn(torch.randn(3))
+    traces = thunder_cpp.last_traces(jfn)
+    assert traces[0].stage == "Tracing"
+    first = str(traces[0])
+    assert "def computation(x):" in first, first
+    assert "ltorch.mul(x, 2" in first and "ltorch.exp(" in first
+    assert "cppFusion0" in str(traces[-1])
+    assert "prologue.check_tensor_metadata" in str(thunder_cpp.last_prologue_trace(jfn))
+    stats = thunder_cpp.compile_stats(jfn)
+    assert stats["compiles"] == 1 and stats["fusion_regions"] == 1
+    assert [name for name, _ in stats["pass_ms"]][0] == "Tracing"
+
+
+def test_examine_lists_the_aten_ops():
+    report = thunder_cpp.examine(lambda x: torch.relu(x) + 1, torch.randn(3))
+    assert "aten::relu" in report and "aten::add" in report
+
+
+def test_errors_are_thunder_cpp_errors_and_leave_the_function_usable():
+    assert issubclass(thunder_cpp.Error, RuntimeError)
+    with pytest.raises(thunder_cpp.Error, match="unknown option 'fusion'"):
+        thunder_cpp.jit(lambda x: x, fusion="dataflow")
+    with pytest.raises(thunder_cpp.Error, match="fusion_type"):
+        thunder_cpp.jit(lambda x: x, fusion_type="everything")
+    jfn = thunder_cpp.jit(lambda x: x * 2)
+    with pytest.raises(thunder_cpp.Error, match="argument 0 is a float"):
+        jfn(1.5)
+    with pytest.raises(thunder_cpp.Error, match="result 0 is a str"):
+        thunder_cpp.jit(lambda x: "no")(torch.randn(2))
+    x = torch.randn(3)
+    assert_close(jfn(x), x * 2, 1e-6)
+
+
+def test_python_exception_inside_the_function_propagates_and_nothing_is_cached():
+    state = {"fail": True}
+
+    def fn(x):
+        if state["fail"]:
+            raise ValueError("user code failed")
+        return x + 1
+
+    jfn = thunder_cpp.jit(fn)
+    x = torch.randn(3)
+    with pytest.raises(ValueError, match="user code failed"):
+        jfn(x)
+    state["fail"] = False
+    assert_close(jfn(x), x + 1, 1e-6)
+    # The failed trace was a miss that cached nothing; the retry compiled one entry.
+    assert thunder_cpp.compile_stats(jfn)["cache_entries"] == 1
+    assert_close(jfn(x), x + 1, 1e-6)
+    assert thunder_cpp.cache_hits(jfn) == 1
