@@ -164,10 +164,13 @@ std::vector<at::Tensor>& CallFrame::outs() { return s_.outs; }
 // (stats, the retired lists, introspection) is under `mu` too.
 class JitState {
  public:
-  JitState(JitOptions o, nn::Module* m) : options(std::move(o)), module(m) {
+  JitState(JitOptions o, nn::Module* m, std::vector<std::function<bool()>> flags)
+      : options(std::move(o)), module(m), training_flags(std::move(flags)) {
     validate(options);
     for (const auto& e : options.executors) executors.push_back(&executor_by_name(e));
-    if (module) modules = module->modules();
+    if (module)
+      for (const nn::Module* sub : module->modules())
+        training_flags.push_back([sub] { return sub->is_training(); });
     retrace_every_call = options.cache == "none";  // decided once: no string work per call
     install_cpu_allocator();
     publish(std::make_unique<EntryList>());
@@ -178,8 +181,7 @@ class JitState {
     sig.clear();
     sig.add(at::GradMode::is_enabled());
     for (const FlatArg& a : s.inputs) sig.add_arg(a);
-    if (module)
-      for (const nn::Module* m : modules) sig.add(m->is_training());
+    for (const std::function<bool()>& training : training_flags) sig.add(training());
     sig.add_aliasing(s.inputs);
     // Entries compiled before a grad rule or tag change are dropped.
     if (registry_version() != compiled_registry_version.load(std::memory_order_acquire))
@@ -351,7 +353,9 @@ class JitState {
   // Fixed at construction.
   JitOptions options;
   nn::Module* module;
-  std::vector<const nn::Module*> modules;
+  // The training flag of each module the callable runs (thunder or torch::nn),
+  // outermost first: guarded, so train() and eval() get separate entries.
+  std::vector<std::function<bool()>> training_flags;
   std::vector<Executor*> executors;
   bool retrace_every_call = false;
   std::shared_ptr<PoolRef> pool = std::make_shared<PoolRef>();  // the memory plan's buffers
@@ -453,9 +457,9 @@ std::shared_ptr<CacheEntry> JitState::compile(TraceFn fn, void* ctx, CallScratch
   for (const at::Tensor& t : entry->captured) entry->captured_sig.add_tensor(t);
   std::vector<std::vector<ProxyPtr>> aliases = alias_groups(traced, inputs);
   std::vector<int64_t> training;
-  for (const nn::Module* m : modules) training.push_back(m->is_training());
-  entry->prologue =
-      build_prologue(traced, inputs, aliases, grad_mode, module ? &training : nullptr);
+  for (const std::function<bool()>& flag : training_flags) training.push_back(flag());
+  entry->prologue = build_prologue(traced, inputs, aliases, grad_mode,
+                                   training_flags.empty() ? nullptr : &training);
 
   PipelineOptions po{.executors = executors,
                      .fusion_strategy = options.fusion_type == "consecutive"
@@ -512,12 +516,18 @@ std::shared_ptr<CacheEntry> JitState::compile(TraceFn fn, void* ctx, CallScratch
   return entry;
 }
 
-std::shared_ptr<JitState> make_jit_state(JitOptions options, nn::Module* module) {
-  return std::make_shared<JitState>(std::move(options), module);
+std::shared_ptr<JitState> make_jit_state(JitOptions options, nn::Module* module,
+                                         std::vector<std::function<bool()>> training_flags) {
+  return std::make_shared<JitState>(std::move(options), module, std::move(training_flags));
 }
 
 void jit_call(JitState& s, CallFrame& frame, TraceFn fn, void* ctx) {
   s.call(frame.scratch(), fn, ctx);
+}
+
+void bad_script_result(const std::string& kind) {
+  fail("thunder::jit of a TorchScript module: forward returned a {}; one tensor is supported",
+       kind);
 }
 
 void bad_jit_argument(const char* what) {

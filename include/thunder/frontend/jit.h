@@ -11,6 +11,7 @@
 #pragma once
 
 #include <concepts>
+#include <functional>
 #include <memory>
 #include <tuple>
 #include <type_traits>
@@ -49,7 +50,10 @@ namespace detail {
 class JitState;
 using TraceFn = Value (*)(void* ctx, const std::vector<Value>& args);
 
-std::shared_ptr<JitState> make_jit_state(JitOptions options, nn::Module* module);
+// `training_flags`: the training flag of each module of a callable that is
+// not a thunder module (a torch::nn module's), guarded like a thunder module's.
+std::shared_ptr<JitState> make_jit_state(JitOptions options, nn::Module* module,
+                                         std::vector<std::function<bool()>> training_flags = {});
 
 // One call's scratch (flat arguments, flat outputs, guard signature). Each
 // thread keeps a stack of them, one per nesting level (a jitted function may
@@ -261,6 +265,9 @@ class Jitted {
  public:
   Jitted(F fn, JitOptions options, nn::Module* module = nullptr)
       : fn_(std::move(fn)), state_(detail::make_jit_state(std::move(options), module)) {}
+  Jitted(F fn, JitOptions options, std::vector<std::function<bool()>> training_flags)
+      : fn_(std::move(fn)),
+        state_(detail::make_jit_state(std::move(options), nullptr, std::move(training_flags))) {}
 
   template <typename... A>
   auto operator()(A&&... args) {
@@ -331,11 +338,86 @@ template <typename T>
 struct IsModulePtr : std::false_type {};
 template <typename M>
 struct IsModulePtr<std::shared_ptr<M>> : std::bool_constant<std::derived_from<M, nn::Module>> {};
+
+// A torch::nn module, recognised by its interface (this header includes no
+// torch::nn header): a std::shared_ptr<Impl> or a TORCH_MODULE holder.
+template <typename M>
+concept TorchModuleImpl = !std::derived_from<M, nn::Module> && requires(const M& m) {
+  { m.is_training() } -> std::same_as<bool>;
+  m.modules();
+  m.named_parameters();
+};
+template <typename T>
+struct TorchModulePtr : std::false_type {};
+template <typename M>
+requires TorchModuleImpl<M>
+struct TorchModulePtr<std::shared_ptr<M>> : std::true_type {
+  using Impl = M;
+  static std::shared_ptr<M> get(const std::shared_ptr<M>& p) { return p; }
+};
+template <typename H>
+requires requires(const H& h) { h.ptr(); } && TorchModuleImpl<typename H::ContainedType>
+struct TorchModulePtr<H> : std::true_type {
+  using Impl = typename H::ContainedType;
+  static std::shared_ptr<Impl> get(const H& h) { return h.ptr(); }
+};
+
+// A TorchScript module (torch::jit::Module, from torch::jit::load or made in
+// C++), recognised by its interface.
+template <typename M>
+concept TorchScriptModule = requires(const M& m) {
+  m.get_method("forward");
+  m._ivalue();
+  { m.is_training() } -> std::same_as<bool>;
+};
+
+[[noreturn]] void bad_script_result(const std::string& kind);
+
+// TorchScript's graph optimizer off on this thread while it lives: its
+// differentiable subgraphs add ops (aten::detach, profiling nodes) that are
+// not in the script; capture wants the script's own aten calls.
+class ScriptOptimizerOff {
+ public:
+  ScriptOptimizerOff();
+  ~ScriptOptimizerOff();
+  ScriptOptimizerOff(const ScriptOptimizerOff&) = delete;
+  ScriptOptimizerOff& operator=(const ScriptOptimizerOff&) = delete;
+
+ private:
+  bool old_;
+};
+
+// Runs a TorchScript module's forward on tensors (the interpreter's aten
+// calls are what capture sees); one tensor result.
+template <typename M>
+struct TorchScriptForward {
+  M module;
+  template <typename... A>
+  requires(std::same_as<std::remove_cvref_t<A>, at::Tensor> && ...)
+  at::Tensor operator()(A&&... a) {
+    ScriptOptimizerOff plain_ops;
+    auto r = module.forward({std::forward<A>(a)...});
+    if (!r.isTensor()) bad_script_result(r.tagKind());
+    return r.toTensor();
+  }
+};
+
+// Calls the module's forward with exactly the arguments it takes (so a
+// call with thunder::Tensor is not one it accepts: capture is chosen).
+template <typename Impl>
+struct TorchForward {
+  std::shared_ptr<Impl> module;
+  template <typename... A>
+  requires requires(Impl& m, A&&... a) { m.forward(std::forward<A>(a)...); }
+  auto operator()(A&&... a) const { return module->forward(std::forward<A>(a)...); }
+};
 }  // namespace detail
 
 template <typename F>
 requires(!std::derived_from<std::remove_cvref_t<F>, nn::Module> &&
-         !detail::IsModulePtr<std::remove_cvref_t<F>>::value)
+         !detail::IsModulePtr<std::remove_cvref_t<F>>::value &&
+         !detail::TorchModulePtr<std::remove_cvref_t<F>>::value &&
+         !detail::TorchScriptModule<std::remove_cvref_t<F>>)
     Jitted<std::decay_t<F>> jit(F&& fn, JitOptions options = {}) {
   return Jitted<std::decay_t<F>>(std::forward<F>(fn), std::move(options));
 }
@@ -352,6 +434,35 @@ requires std::derived_from<M, nn::Module>
 auto jit(M& m, JitOptions options = {}) {
   auto fn = [&m](auto&&... a) { return m.forward(std::forward<decltype(a)>(a)...); };
   return Jitted<decltype(fn)>(std::move(fn), std::move(options), &m);
+}
+
+// A torch::nn module (plain libtorch): run through capture; its parameters
+// and buffers are captured inputs read at call time (gradients reach
+// model->parameters()), and every submodule's training flag is guarded.
+template <typename H>
+requires detail::TorchModulePtr<std::remove_cvref_t<H>>::value
+auto jit(const H& model, JitOptions options = {}) {
+  using P = detail::TorchModulePtr<std::remove_cvref_t<H>>;
+  using Impl = typename P::Impl;
+  std::shared_ptr<Impl> impl = P::get(model);
+  std::vector<std::function<bool()>> training;
+  for (const auto& m : impl->modules()) training.push_back([m] { return m->is_training(); });
+  return Jitted<detail::TorchForward<Impl>>(detail::TorchForward<Impl>{std::move(impl)},
+                                            std::move(options), std::move(training));
+}
+
+// A TorchScript module: its forward runs through capture; parameters are
+// captured inputs and the module's training flag is guarded (read from its
+// attribute slot, found once).
+template <typename M>
+requires detail::TorchScriptModule<M>
+auto jit(const M& module, JitOptions options = {}) {
+  auto object = module._ivalue();
+  std::vector<std::function<bool()>> training;
+  if (auto slot = object->type()->findAttributeSlot("training"))  // absent in some C++-made ones
+    training.push_back([object, s = *slot] { return object->getSlot(s).toBool(); });
+  return Jitted<detail::TorchScriptForward<M>>(detail::TorchScriptForward<M>{module},
+                                               std::move(options), std::move(training));
 }
 
 template <typename F>

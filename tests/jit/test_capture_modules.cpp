@@ -1,0 +1,131 @@
+// thunder::jit on torch::nn modules as users write them (TORCH_MODULE
+// holders and std::shared_ptr<Impl>), against the same module run eagerly:
+// values, float64 training with torch::optim::AdamW, train()/eval() as
+// separate cache entries, examine.
+#include <gtest/gtest.h>
+#include <thunder/thunder.h>
+#include <torch/script.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+
+namespace thunder {
+namespace {
+
+struct BlockImpl : torch::nn::Module {
+  BlockImpl(int64_t in, int64_t hidden, double p)
+      : fc1(register_module("fc1", torch::nn::Linear(in, hidden))),
+        norm(register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({hidden})))),
+        drop(register_module("drop", torch::nn::Dropout(p))),
+        fc2(register_module("fc2", torch::nn::Linear(hidden, in))) {}
+  at::Tensor forward(const at::Tensor& x) {
+    return x + fc2(drop(torch::gelu(norm(fc1(x)))));
+  }
+  torch::nn::Linear fc1;
+  torch::nn::LayerNorm norm;
+  torch::nn::Dropout drop;
+  torch::nn::Linear fc2;
+};
+TORCH_MODULE(Block);
+
+void copy_parameters(torch::nn::Module& from, torch::nn::Module& to) {
+  torch::NoGradGuard no_grad;
+  auto src = from.parameters(), dst = to.parameters();
+  ASSERT_EQ(src.size(), dst.size());
+  for (size_t i = 0; i < src.size(); ++i) dst[i].copy_(src[i]);
+}
+
+TEST(CaptureModules, TorchModuleTrainsWithAdamWLikeEager) {
+  torch::manual_seed(0);
+  Block eager(6, 16, 0.0), jitted(6, 16, 0.0);
+  eager->to(torch::kDouble);
+  jitted->to(torch::kDouble);
+  copy_parameters(*eager, *jitted);
+  auto jm = jit(jitted);
+  torch::optim::AdamW opt_e(eager->parameters(), torch::optim::AdamWOptions(1e-2));
+  torch::optim::AdamW opt_j(jitted->parameters(), torch::optim::AdamWOptions(1e-2));
+  at::Tensor x = torch::randn({4, 6}, torch::kDouble), t = torch::randn({4, 6}, torch::kDouble);
+  for (int step = 0; step < 5; ++step) {
+    opt_e.zero_grad();
+    at::Tensor le = (eager(x) - t).pow(2).mean();
+    le.backward();
+    opt_e.step();
+    opt_j.zero_grad();
+    at::Tensor lj = (jm(x) - t).pow(2).mean();
+    EXPECT_TRUE(at::allclose(lj, le, 1e-12, 1e-12)) << step << ": " << lj << " vs " << le;
+    lj.backward();
+    opt_j.step();
+  }
+  auto pe = eager->parameters(), pj = jitted->parameters();
+  for (size_t i = 0; i < pe.size(); ++i)
+    EXPECT_TRUE(at::allclose(pj[i], pe[i], 1e-10, 1e-10)) << "parameter " << i;
+  EXPECT_EQ(cache_misses(jm), 1);
+  EXPECT_EQ(cache_hits(jm), 4);
+  // Parameters are the trace's captured inputs: fused like any other value.
+  EXPECT_GT(compile_stats(jm).fusion_regions, 0);
+}
+
+TEST(CaptureModules, SharedPtrToImplAndTrainEvalAreSeparateEntries) {
+  torch::manual_seed(1);
+  auto model = std::make_shared<BlockImpl>(5, 8, 0.5);
+  auto jm = jit(model);
+  at::Tensor x = torch::randn({3, 5});
+  model->eval();
+  EXPECT_TRUE(at::allclose(jm(x), model->forward(x), 1e-5, 1e-6));
+  model->train();
+  at::Tensor dropped = jm(x);  // dropout on: a different program
+  EXPECT_FALSE(at::allclose(dropped, model->forward(x).detach()));  // masks differ; p = 0.5
+  model->eval();
+  EXPECT_TRUE(at::allclose(jm(x), model->forward(x), 1e-5, 1e-6));
+  EXPECT_EQ(cache_misses(jm), 2);
+  EXPECT_EQ(cache_hits(jm), 1);
+  const std::string guards = last_prologue_trace(jm).str();
+  EXPECT_NE(guards.find("prologue.check_module_training"), std::string::npos) << guards;
+}
+
+TEST(CaptureModules, ExamineAModule) {
+  Block model(4, 4, 0.0);
+  ExamineReport r = examine(model, torch::randn({2, 4}));
+  EXPECT_TRUE(r.all_supported()) << r;
+  EXPECT_NE(r.str().find("aten::addmm"), std::string::npos) << r;  // the C++ frontend's linear
+  EXPECT_NE(r.str().find("aten::layer_norm"), std::string::npos) << r;
+}
+
+// A TorchScript module made in C++, saved and loaded as a user's model.pt
+// would be: values and the parameter's gradient equal eager TorchScript's.
+TEST(CaptureModules, TorchScriptModuleFromAFile) {
+  torch::manual_seed(2);
+  torch::jit::Module made("Scaled");
+  made.register_attribute("training", c10::BoolType::get(), true);  // as Python's modules have
+  made.register_parameter("w", torch::randn({4, 3}, torch::kDouble).requires_grad_(),
+                          /*is_buffer=*/false);
+  made.define(R"(
+def forward(self, x):
+    return torch.tanh(torch.matmul(x, self.w)) * 2.0 + x.sum(1, keepdim=True)
+)");
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "thunder_capture_script.pt").string();
+  made.save(path);
+  torch::jit::Module eager = torch::jit::load(path), loaded = torch::jit::load(path);
+  auto js = jit(loaded);
+  at::Tensor x = torch::randn({5, 4}, torch::kDouble);
+  at::Tensor want = eager.forward({x}).toTensor();
+  at::Tensor got = js(x);
+  EXPECT_TRUE(at::allclose(got, want, 1e-12, 1e-12));
+  want.sum().backward();
+  got.sum().backward();
+  at::Tensor gw = loaded.attr("w").toTensor().grad(), ew = eager.attr("w").toTensor().grad();
+  ASSERT_TRUE(gw.defined());
+  EXPECT_TRUE(at::allclose(gw, ew, 1e-12, 1e-12));
+  js(x);
+  EXPECT_EQ(cache_hits(js), 1);
+  EXPECT_NE(last_traces(js).front().str().find("ltorch.tanh"), std::string::npos)
+      << last_traces(js).front();
+  loaded.eval();
+  js(x);
+  EXPECT_EQ(cache_misses(js), 2);  // the training flag is guarded
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace thunder
