@@ -35,13 +35,44 @@ struct PyFunction {
 
 std::string type_name(py::handle h) { return py::str(h.get_type().attr("__name__")); }
 
-at::Tensor tensor_arg(py::handle h, size_t i) {
-  if (!THPVariable_Check(h.ptr()))
-    thunder::fail(
-        "thunder_cpp.jit: argument {} is a {}; jitted Python functions take torch.Tensor "
-        "arguments (numbers and other objects: close over them instead)",
-        i, type_name(h));
-  return THPVariable_Unpack(h.ptr());
+// The call's arguments: tensors, and up to four Python numbers, which the
+// function sees as the same Python objects (an int stays an int: range(n)
+// works) and which are guarded by value like C++ number arguments. `kinds`
+// records, for each position, what was there (2 bits each) and how many
+// positions there were, so calls of different shapes never share an entry.
+constexpr size_t kMaxNumbers = 4;
+enum ArgKind : int64_t { kTensorArg = 0, kIntArg = 1, kFloatArg = 2, kBoolArg = 3 };
+
+struct SplitArgs {
+  std::vector<at::Tensor> tensors;
+  std::array<double, kMaxNumbers> numbers{};
+  int64_t kinds = 0;
+};
+
+SplitArgs split_args(const py::args& args) {
+  SplitArgs out;
+  size_t n_numbers = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    py::handle h = args[i];
+    int64_t kind = kTensorArg;
+    if (THPVariable_Check(h.ptr())) {
+      out.tensors.push_back(THPVariable_Unpack(h.ptr()));
+    } else if (PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr())) {
+      if (n_numbers == kMaxNumbers)
+        thunder::fail("thunder_cpp.jit: argument {} is a number beyond the first {}", i,
+                      kMaxNumbers);
+      kind = PyBool_Check(h.ptr()) ? kBoolArg : PyLong_Check(h.ptr()) ? kIntArg : kFloatArg;
+      out.numbers[n_numbers++] = h.cast<double>();
+    } else {
+      thunder::fail(
+          "thunder_cpp.jit: argument {} is a {}; jitted Python functions take torch.Tensor "
+          "and number arguments (close over other objects instead)",
+          i, type_name(h));
+    }
+    out.kinds |= kind << (2 * i);
+  }
+  out.kinds |= static_cast<int64_t>(args.size()) << 40;
+  return out;
 }
 
 py::object wrap(const at::Tensor& t) {
@@ -49,14 +80,69 @@ py::object wrap(const at::Tensor& t) {
   return py::reinterpret_steal<py::object>(THPVariable_Wrap(t));
 }
 
+// The Python arguments again, in their order, from the split form.
+py::tuple join_args(const std::vector<at::Tensor>& tensors, int64_t kinds,
+                    const std::array<double, kMaxNumbers>& numbers) {
+  const size_t n = static_cast<size_t>(kinds >> 40);
+  py::tuple in(n);
+  size_t t = 0, k = 0;
+  for (size_t i = 0; i < n; ++i) {
+    switch ((kinds >> (2 * i)) & 3) {
+      case kTensorArg:
+        in[i] = wrap(tensors[t++]);
+        break;
+      case kIntArg:
+        in[i] = py::int_(static_cast<int64_t>(numbers[k++]));
+        break;
+      case kFloatArg:
+        in[i] = py::float_(numbers[k++]);
+        break;
+      default:
+        in[i] = py::bool_(numbers[k++] != 0);
+        break;
+    }
+  }
+  return in;
+}
+
+// A custom torch.autograd.Function runs its forward under no_grad, so capture
+// would record its ops as constants and its backward would be lost (a silently
+// wrong gradient). Until such functions are traced, Function.apply is replaced
+// while the Python function runs under capture, and a call is refused with the
+// class's name. (Needs the GIL, which the caller holds.)
+class RefuseCustomFunctions {
+ public:
+  RefuseCustomFunctions() : function_(py::module_::import("torch.autograd").attr("Function")) {
+    py::dict own = function_.attr("__dict__");
+    if (own.contains("apply")) saved_ = own["apply"];
+    py::cpp_function refuse([](py::handle cls, const py::args&) -> py::object {
+      thunder::fail(
+          "thunder_cpp.jit: custom torch.autograd.Function '{}' is not traced yet (capture "
+          "would lose its backward); call it outside the jitted function",
+          std::string(py::str(cls.attr("__name__"))));
+    });
+    py::setattr(function_, "apply", py::module_::import("builtins").attr("classmethod")(refuse));
+  }
+  ~RefuseCustomFunctions() {
+    if (saved_)
+      py::setattr(function_, "apply", saved_);
+    else
+      py::delattr(function_, "apply");
+  }
+
+ private:
+  py::object function_, saved_;
+};
+
 // Runs the Python function on real tensors (inside capture, on a cache miss).
-std::vector<at::Tensor> call_python(PyFunction& f, const std::vector<at::Tensor>& args) {
+std::vector<at::Tensor> call_python(PyFunction& f, const std::vector<at::Tensor>& tensors,
+                                    int64_t kinds, const std::array<double, kMaxNumbers>& numbers) {
   py::gil_scoped_acquire gil;
-  py::tuple in(args.size());
-  for (size_t i = 0; i < args.size(); ++i) in[i] = wrap(args[i]);
+  py::tuple in = join_args(tensors, kinds, numbers);
   thunder::detail::take_capture_error();
   py::object r;
   try {
+    RefuseCustomFunctions no_custom_functions;
     r = f.fn(*in);
   } catch (py::error_already_set&) {
     // torch's bindings turned capture's thunder::Error into a RuntimeError.
@@ -100,7 +186,7 @@ int64_t training_bits(const py::object& module) {
 // so train() and eval() each get their own cache entry).
 struct ArityJit {
   virtual ~ArityJit() = default;
-  virtual std::vector<at::Tensor> call(const std::vector<at::Tensor>& args, int64_t modes) = 0;
+  virtual std::vector<at::Tensor> call(const SplitArgs& args, int64_t modes) = 0;
   virtual const thunder::detail::JitState& state() const = 0;
 };
 
@@ -111,13 +197,17 @@ using TensorArg = at::Tensor;
 
 template <size_t... I>
 struct ArityJitOf : ArityJit {
-  using Fn = std::function<std::vector<at::Tensor>(TensorArg<I>..., int64_t)>;
+  using Fn = std::function<std::vector<at::Tensor>(TensorArg<I>..., int64_t, int64_t, double,
+                                                    double, double, double)>;
 
   ArityJitOf(PyFunction* f, thunder::JitOptions o)
-      : jitted([f](TensorArg<I>... a, int64_t) { return call_python(*f, {a...}); },
-               std::move(o)) {}
-  std::vector<at::Tensor> call(const std::vector<at::Tensor>& args, int64_t modes) override {
-    return jitted(args[I]..., modes);
+      : jitted(
+            [f](TensorArg<I>... a, int64_t, int64_t kinds, double n0, double n1, double n2,
+                double n3) { return call_python(*f, {a...}, kinds, {n0, n1, n2, n3}); },
+            std::move(o)) {}
+  std::vector<at::Tensor> call(const SplitArgs& args, int64_t modes) override {
+    const auto& n = args.numbers;
+    return jitted(args.tensors[I]..., modes, args.kinds, n[0], n[1], n[2], n[3]);
   }
   const thunder::detail::JitState& state() const override { return jitted.state(); }
 
@@ -147,21 +237,24 @@ class JitFunction {
   }
 
   py::object call(const py::args& args) {
-    if (args.size() < 1 || args.size() > kMaxArgs)
-      thunder::fail("thunder_cpp.jit: called with {} arguments; it takes 1 to {} tensors",
-                    args.size(), kMaxArgs);
-    std::vector<at::Tensor> in;
-    in.reserve(args.size());
-    for (size_t i = 0; i < args.size(); ++i) in.push_back(tensor_arg(args[i], i));
-    std::unique_ptr<ArityJit>& j = by_arity_[args.size()];
+    SplitArgs in = split_args(args);
+    const size_t n = in.tensors.size();
+    if (n < 1 || n > kMaxArgs)
+      thunder::fail("thunder_cpp.jit: called with {} tensors; it takes 1 to {}", n, kMaxArgs);
+    std::unique_ptr<ArityJit>& j = by_arity_[n];
     if (!j) {
+      // The trace's inputs are named after the Python parameters that hold tensors.
       thunder::JitOptions o = options_;
-      o.arg_names.resize(args.size());
+      std::vector<std::string> names;
       for (size_t i = 0; i < args.size(); ++i)
-        if (o.arg_names[i].empty()) o.arg_names[i] = "x" + std::to_string(i);
-      o.arg_names.push_back("training_modes");
-      j = make_for_arity(args.size(), f_.get(), std::move(o),
-                         std::index_sequence<1, 2, 3, 4, 5, 6, 7, 8>{});
+        if (THPVariable_Check(args[i].ptr()))
+          names.push_back(i < o.arg_names.size() && !o.arg_names[i].empty()
+                              ? o.arg_names[i]
+                              : "x" + std::to_string(i));
+      names.insert(names.end(), {"training_modes", "argument_kinds", "number0", "number1",
+                                 "number2", "number3"});
+      o.arg_names = std::move(names);
+      j = make_for_arity(n, f_.get(), std::move(o), std::index_sequence<1, 2, 3, 4, 5, 6, 7, 8>{});
     }
     last_ = j.get();
     const int64_t modes = f_->is_module ? training_bits(f_->fn) : 0;
@@ -342,13 +435,21 @@ PYBIND11_MODULE(thunder_cpp, m) {
     return out;
   });
   m.def(
+      "write_report",
+      [](const JitFunction& j, const std::string& path) {
+        thunder::detail::write_report(j.state(), path);
+      },
+      py::arg("jfn"), py::arg("path"),
+      "Writes the last compile of jfn as one self-contained HTML page (docs/report.md).");
+  m.def(
       "examine",
       [](py::object fn, const py::args& args) {
-        std::vector<at::Tensor> in;
-        for (size_t i = 0; i < args.size(); ++i) in.push_back(tensor_arg(args[i], i));
+        SplitArgs in = split_args(args);
         PyFunction f;
         f.fn = std::move(fn);
-        return thunder::detail::examine_call([&] { call_python(f, in); }).str();
+        return thunder::detail::examine_call([&] {
+                 call_python(f, in.tensors, in.kinds, in.numbers);
+               }).str();
       },
       "Runs fn(*args) once and returns a table of the aten ops it called and whether "
       "thunder_cpp.jit can translate each.");

@@ -210,7 +210,9 @@ def test_errors_are_thunder_cpp_errors_and_leave_the_function_usable():
     with pytest.raises(thunder_cpp.Error, match="fusion_type"):
         thunder_cpp.jit(lambda x: x, fusion_type="everything")
     jfn = thunder_cpp.jit(lambda x: x * 2)
-    with pytest.raises(thunder_cpp.Error, match="argument 0 is a float"):
+    with pytest.raises(thunder_cpp.Error, match="argument 0 is a str"):
+        jfn("1.5")
+    with pytest.raises(thunder_cpp.Error, match="called with 0 tensors"):
         jfn(1.5)
     with pytest.raises(thunder_cpp.Error, match="result 0 is a str"):
         thunder_cpp.jit(lambda x: "no")(torch.randn(2))
@@ -236,3 +238,68 @@ def test_python_exception_inside_the_function_propagates_and_nothing_is_cached()
     assert thunder_cpp.compile_stats(jfn)["cache_entries"] == 1
     assert_close(jfn(x), x + 1, 1e-6)
     assert thunder_cpp.cache_hits(jfn) == 1
+
+
+def test_write_report(tmp_path):
+    jfn = thunder_cpp.jit(lambda x: torch.nn.functional.dropout(x * 2, 0.5, True), arg_names=["x"])
+    jfn(torch.randn(8, 8, requires_grad=True))
+    page = tmp_path / "report.html"
+    thunder_cpp.write_report(jfn, str(page))
+    html = page.read_text()
+    for section in ("stages", "backward-stages", "graphs", "saved", "guards", "timings"):
+        assert f'<section id="{section}"' in html
+    # The saved table lists exactly what the compiled forward keeps.
+    rows = html.count('<tr class="saved"')
+    assert rows == len(thunder_cpp.last_saved_for_backward(jfn)) and rows > 0
+    with pytest.raises(thunder_cpp.Error, match="not been called yet"):
+        thunder_cpp.write_report(thunder_cpp.jit(lambda x: x), str(page))
+
+
+def test_python_numbers_are_guarded_by_value_and_keep_their_type():
+    traced = []
+
+    def fn(x, n, scale, flip):
+        traced.append((type(n), type(scale), type(flip)))
+        for _ in range(n):  # an int stays an int
+            x = torch.tanh(x) * scale
+        return -x if flip else x
+
+    def eager(x, n, scale, flip):
+        for _ in range(n):
+            x = torch.tanh(x) * scale
+        return -x if flip else x
+
+    jfn = thunder_cpp.jit(fn)
+    x = torch.randn(6, dtype=torch.float64)
+    for args in ((2, 1.5, False), (2, 1.5, False), (3, 1.5, False), (2, 0.5, True)):
+        assert_close(jfn(x, *args), eager(x, *args))
+    assert traced[0] == (int, float, bool)
+    assert thunder_cpp.cache_misses(jfn) == 3 and thunder_cpp.cache_hits(jfn) == 1
+    guards = str(thunder_cpp.last_prologue_trace(jfn))
+    assert "prologue.check_literal('number1', 0.5)" in guards, guards
+    # The same numbers in other positions are another call shape.
+    jfn2 = thunder_cpp.jit(lambda a, x: x * a)
+    jfn2(2.0, x)
+    assert_close(jfn2(3.0, x), x * 3.0)
+    assert thunder_cpp.cache_misses(jfn2) == 2
+
+
+class Double(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
+def test_custom_autograd_function_is_refused_not_silently_wrong():
+    # Its forward runs under no_grad: captured as is, its gradient would be lost.
+    jfn = thunder_cpp.jit(lambda x: Double.apply(x) + x)
+    x = torch.randn(3, requires_grad=True)
+    with pytest.raises(thunder_cpp.Error, match="custom torch.autograd.Function 'Double'"):
+        jfn(x)
+    # Function.apply is itself again outside the jitted call.
+    Double.apply(x).sum().backward()
+    assert torch.equal(x.grad, torch.full((3,), 2.0))
