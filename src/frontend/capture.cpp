@@ -81,6 +81,28 @@ class CaptureSession {
     return e.value;
   }
 
+  // Why reading these arguments would lose a gradient ("" when it would
+  // not): a tensor this run made has autograd history eagerly that its trace
+  // value lacks, because code the dispatcher does not show made it under
+  // no_grad and attached a backward (a custom torch::autograd::Function).
+  // Checked before the op runs (an in-place op gives its argument history).
+  std::string lost_history(const std::vector<c10::IValue>& args) const {
+    if (!at::GradMode::is_enabled()) return "";
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (!args[i].isTensor() || !args[i].toTensor().requires_grad()) continue;
+      auto it = entries_.find(args[i].toTensor().unsafeGetTensorImpl());
+      if (it == entries_.end() || !it->second.produced) continue;
+      const Value& v = it->second.value;
+      if (v.is_tensor() && !v.proxy()->requires_grad)
+        return fmt::format(
+            "argument {} has autograd history capture did not see (made under no_grad with a "
+            "backward attached, as a custom torch::autograd::Function does); its gradient "
+            "would be lost",
+            i);
+    }
+    return "";
+  }
+
   std::optional<Value> transpose_of(const at::Tensor& t) const {
     auto it = entries_.find(t.unsafeGetTensorImpl());
     if (it == entries_.end()) return std::nullopt;
@@ -235,6 +257,7 @@ void CaptureSession::on_op(const c10::OperatorHandle& op, c10::DispatchKeySet ks
 
   const Translation* tr = nullptr;
   std::string why = refusal(name, schema, args, tr);
+  if (why.empty()) why = lost_history(args);
   if (!why.empty() && mode_ == Mode::Jit) fail("{}: {}", name, why);
 
   op.redispatchBoxed(ks, stack);  // the eager result the rest of the run computes with

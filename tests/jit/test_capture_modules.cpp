@@ -127,5 +127,34 @@ def forward(self, x):
   std::filesystem::remove(path);
 }
 
+// A torch::autograd::Function's forward runs under no_grad and attaches its
+// backward outside the dispatcher: capture cannot see it, so reading its
+// result is refused (it would silently lose the gradient: x.grad 1, not 3).
+struct TimesTwo : torch::autograd::Function<TimesTwo> {
+  static at::Tensor forward(torch::autograd::AutogradContext*, const at::Tensor& x) {
+    return x * 2;
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext*,
+                                                 torch::autograd::variable_list g) {
+    return {g[0] * 2};
+  }
+};
+
+TEST(CaptureModules, ATorchAutogradFunctionIsRefusedNotSilentlyWrong) {
+  auto jf = jit([](const at::Tensor& x) { return TimesTwo::apply(x) + x; });
+  at::Tensor x = torch::randn({3}).requires_grad_();
+  try {
+    jf(x);
+    FAIL() << "expected thunder::Error";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("aten::add.Tensor"), std::string::npos) << what;
+    EXPECT_NE(what.find("autograd history capture did not see"), std::string::npos) << what;
+  }
+  // Under no_grad nothing is lost: the same function compiles and runs.
+  torch::NoGradGuard no_grad;
+  EXPECT_TRUE(at::allclose(jf(x), x * 3));
+}
+
 }  // namespace
 }  // namespace thunder
