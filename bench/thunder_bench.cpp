@@ -11,6 +11,7 @@
 #include <torch/csrc/api/include/torch/version.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -446,29 +447,60 @@ void random_draws() {
   }
 }
 
+// The CPU model, for comparing runs across machines by ratio.
+std::string cpu_model() {
+  FILE* f = std::fopen("/proc/cpuinfo", "r");
+  if (!f) return "unknown CPU";
+  char line[512];
+  std::string model = "unknown CPU";
+  while (std::fgets(line, sizeof line, f))
+    if (std::strncmp(line, "model name", 10) == 0) {
+      model = line;
+      model = model.substr(model.find(':') + 2);
+      if (!model.empty() && model.back() == '\n') model.pop_back();
+      break;
+    }
+  std::fclose(f);
+  return model;
+}
+
 }  // namespace
 
-// With arguments, only the named sections: overhead chain bandwidth gelu_bwd
-// cross_entropy models compile random.
+// Every section at 1 and then 2 intra-op threads (eager ATen kernels and the
+// generated kernels' OpenMP loops alike); `--threads 1` runs one setting.
+// With other arguments, only the named sections: overhead chain bandwidth
+// gelu_bwd cross_entropy models compile random.
 int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--compile-child") return compile_child(argv[2]);
   thunder::MemoryMeter::install();
-  at::set_num_threads(1);
-  std::printf("thunder-cpp benchmarks (libtorch %d.%d, 1 intra-op thread)\n", TORCH_VERSION_MAJOR,
-              TORCH_VERSION_MINOR);
+  std::vector<int> thread_counts = {1, 2};
+  std::vector<std::string> sections;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+      thread_counts = {std::atoi(argv[++i])};
+    else
+      sections.emplace_back(argv[i]);
+  }
   auto wanted = [&](const char* name) {
-    if (argc < 2) return true;
-    for (int i = 1; i < argc; ++i)
-      if (std::strcmp(argv[i], name) == 0) return true;
-    return false;
+    return sections.empty() || std::find(sections.begin(), sections.end(), name) != sections.end();
   };
-  if (wanted("overhead")) per_call_overhead();
-  if (wanted("chain")) fused_elementwise_chain();
-  if (wanted("bandwidth")) bandwidth_bound_chain();
-  if (wanted("gelu_bwd")) gelu_chain_fwd_bwd();
-  if (wanted("cross_entropy")) softmax_cross_entropy();
-  if (wanted("models")) models_fwd_bwd();
-  if (wanted("compile")) gpt_compile_time();
-  if (wanted("random")) random_draws();
+  const char* coretype = std::getenv("OPENBLAS_CORETYPE");
+  std::printf("thunder-cpp benchmarks (libtorch %d.%d) on %s, %u hardware threads, "
+              "OPENBLAS_CORETYPE=%s\n",
+              TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR, cpu_model().c_str(),
+              std::thread::hardware_concurrency(), coretype ? coretype : "(unset)");
+  for (int threads : thread_counts) {
+    at::set_num_threads(threads);
+    std::printf("\n######## %d intra-op thread%s ########\n", threads, threads == 1 ? "" : "s");
+    if (wanted("overhead")) per_call_overhead();
+    if (wanted("chain")) fused_elementwise_chain();
+    if (wanted("bandwidth")) bandwidth_bound_chain();
+    if (wanted("gelu_bwd")) gelu_chain_fwd_bwd();
+    if (wanted("cross_entropy")) softmax_cross_entropy();
+    if (wanted("models")) models_fwd_bwd();
+    // Compile time does not depend on the thread count: once.
+    if (wanted("compile") && threads == thread_counts.front()) gpt_compile_time();
+    if (wanted("random")) random_draws();
+  }
   return 0;
 }

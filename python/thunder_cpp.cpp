@@ -192,6 +192,24 @@ struct ArityJit {
 
 constexpr size_t kMaxArgs = 8;  // make_for_arity's list below
 
+// A module's parameters and buffers by path: the trace's named inputs
+// (t_fc1_weight), read when it is traced (the GIL is taken back for it).
+thunder::detail::ForeignModule named_tensors_of(PyFunction* f) {
+  thunder::detail::ForeignModule m;
+  if (!f->is_module) return m;
+  m.named_tensors = [f] {
+    py::gil_scoped_acquire gil;
+    std::vector<std::pair<std::string, at::Tensor>> out;
+    for (const char* kind : {"named_parameters", "named_buffers"})
+      for (py::handle item : f->fn.attr(kind)()) {
+        py::tuple pair = py::reinterpret_borrow<py::tuple>(item);
+        out.emplace_back(pair[0].cast<std::string>(), THPVariable_Unpack(pair[1].ptr()));
+      }
+    return out;
+  };
+  return m;
+}
+
 template <size_t>
 using TensorArg = at::Tensor;
 
@@ -204,7 +222,7 @@ struct ArityJitOf : ArityJit {
       : jitted(
             [f](TensorArg<I>... a, int64_t, int64_t kinds, double n0, double n1, double n2,
                 double n3) { return call_python(*f, {a...}, kinds, {n0, n1, n2, n3}); },
-            std::move(o)) {}
+            std::move(o), named_tensors_of(f)) {}
   std::vector<at::Tensor> call(const SplitArgs& args, int64_t modes) override {
     const auto& n = args.numbers;
     return jitted(args.tensors[I]..., modes, args.kinds, n[0], n[1], n[2], n[3]);

@@ -164,8 +164,11 @@ std::vector<at::Tensor>& CallFrame::outs() { return s_.outs; }
 // (stats, the retired lists, introspection) is under `mu` too.
 class JitState {
  public:
-  JitState(JitOptions o, nn::Module* m, std::vector<std::function<bool()>> flags)
-      : options(std::move(o)), module(m), training_flags(std::move(flags)) {
+  JitState(JitOptions o, nn::Module* m, ForeignModule foreign)
+      : options(std::move(o)),
+        module(m),
+        training_flags(std::move(foreign.training_flags)),
+        foreign_tensors(std::move(foreign.named_tensors)) {
     validate(options);
     for (const auto& e : options.executors) executors.push_back(&executor_by_name(e));
     if (module)
@@ -356,6 +359,8 @@ class JitState {
   // The training flag of each module the callable runs (thunder or torch::nn),
   // outermost first: guarded, so train() and eval() get separate entries.
   std::vector<std::function<bool()>> training_flags;
+  // A torch::nn or TorchScript module's parameters and buffers by path.
+  std::function<std::vector<std::pair<std::string, at::Tensor>>()> foreign_tensors;
   std::vector<Executor*> executors;
   bool retrace_every_call = false;
   std::shared_ptr<PoolRef> pool = std::make_shared<PoolRef>();  // the memory plan's buffers
@@ -430,13 +435,16 @@ TracedCall JitState::trace_call(TraceFn fn, void* ctx, const std::vector<FlatArg
       ++top;
     }
   }
-  if (module) {
-    for (const auto& [path, t] : module->named_parameters()) {
-      std::string name = "t_" + path;
-      std::replace(name.begin(), name.end(), '.', '_');
-      captures.add(t, name);
-    }
-  }
+  auto add_named = [&](const std::string& path, const at::Tensor& t) {
+    std::string name = "t_" + path;
+    std::replace(name.begin(), name.end(), '.', '_');
+    captures.add(t, name);
+  };
+  if (module)
+    for (const auto& [path, t] : module->named_parameters()) add_named(path, t);
+  if (foreign_tensors)
+    for (const auto& [path, t] : foreign_tensors())
+      if (t.defined()) add_named(path, t);
   c.trace.output = fn(ctx, c.arg_values);
   c.captured = captures.tensors();
   for (size_t k = 0; k < c.captured.size(); ++k)
@@ -517,8 +525,8 @@ std::shared_ptr<CacheEntry> JitState::compile(TraceFn fn, void* ctx, CallScratch
 }
 
 std::shared_ptr<JitState> make_jit_state(JitOptions options, nn::Module* module,
-                                         std::vector<std::function<bool()>> training_flags) {
-  return std::make_shared<JitState>(std::move(options), module, std::move(training_flags));
+                                         ForeignModule foreign) {
+  return std::make_shared<JitState>(std::move(options), module, std::move(foreign));
 }
 
 void jit_call(JitState& s, CallFrame& frame, TraceFn fn, void* ctx) {

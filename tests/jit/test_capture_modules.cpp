@@ -61,7 +61,10 @@ TEST(CaptureModules, TorchModuleTrainsWithAdamWLikeEager) {
     EXPECT_TRUE(at::allclose(pj[i], pe[i], 1e-10, 1e-10)) << "parameter " << i;
   EXPECT_EQ(cache_misses(jm), 1);
   EXPECT_EQ(cache_hits(jm), 4);
-  // Parameters are the trace's captured inputs: fused like any other value.
+  // Parameters are the trace's inputs, named by their path in the module.
+  const std::string first = last_traces(jm).front().str();
+  for (const char* name : {"t_fc1_weight", "t_norm_bias", "t_fc2_bias"})
+    EXPECT_NE(first.find(name), std::string::npos) << name << "\n" << first;
   EXPECT_GT(compile_stats(jm).fusion_regions, 0);
 }
 
@@ -120,6 +123,8 @@ def forward(self, x):
   js(x);
   EXPECT_EQ(cache_hits(js), 1);
   EXPECT_NE(last_traces(js).front().str().find("ltorch.tanh"), std::string::npos)
+      << last_traces(js).front();
+  EXPECT_NE(last_traces(js).front().str().find("t_w"), std::string::npos)
       << last_traces(js).front();
   loaded.eval();
   js(x);

@@ -144,6 +144,8 @@ def test_module_trains_with_torch_optim_like_eager():
     for pe, pj in zip(eager.parameters(), jitted_model.parameters()):
         assert_close(pj.detach(), pe.detach(), 1e-10)
     assert thunder_cpp.cache_misses(jm) == 1
+    # Parameters are the trace's inputs, named by their path in the module.
+    assert "t_fc1_weight" in str(thunder_cpp.last_traces(jm)[0])
 
 
 def test_module_eval_and_train_are_separate_entries():

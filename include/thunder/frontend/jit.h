@@ -14,7 +14,9 @@
 #include <functional>
 #include <memory>
 #include <tuple>
+#include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "thunder/core/trace.h"
@@ -50,10 +52,17 @@ namespace detail {
 class JitState;
 using TraceFn = Value (*)(void* ctx, const std::vector<Value>& args);
 
-// `training_flags`: the training flag of each module of a callable that is
-// not a thunder module (a torch::nn module's), guarded like a thunder module's.
+// What the jit needs from a module that is not a thunder module (a torch::nn
+// or TorchScript module): each submodule's training flag, guarded like a
+// thunder module's, and its parameters and buffers by path, which become the
+// trace's named inputs (t_fc1_weight) when it is traced.
+struct ForeignModule {
+  std::vector<std::function<bool()>> training_flags;
+  std::function<std::vector<std::pair<std::string, at::Tensor>>()> named_tensors;
+};
+
 std::shared_ptr<JitState> make_jit_state(JitOptions options, nn::Module* module,
-                                         std::vector<std::function<bool()>> training_flags = {});
+                                         ForeignModule foreign = {});
 
 // One call's scratch (flat arguments, flat outputs, guard signature). Each
 // thread keeps a stack of them, one per nesting level (a jitted function may
@@ -265,9 +274,9 @@ class Jitted {
  public:
   Jitted(F fn, JitOptions options, nn::Module* module = nullptr)
       : fn_(std::move(fn)), state_(detail::make_jit_state(std::move(options), module)) {}
-  Jitted(F fn, JitOptions options, std::vector<std::function<bool()>> training_flags)
+  Jitted(F fn, JitOptions options, detail::ForeignModule module)
       : fn_(std::move(fn)),
-        state_(detail::make_jit_state(std::move(options), nullptr, std::move(training_flags))) {}
+        state_(detail::make_jit_state(std::move(options), nullptr, std::move(module))) {}
 
   template <typename... A>
   auto operator()(A&&... args) {
@@ -445,10 +454,17 @@ auto jit(const H& model, JitOptions options = {}) {
   using P = detail::TorchModulePtr<std::remove_cvref_t<H>>;
   using Impl = typename P::Impl;
   std::shared_ptr<Impl> impl = P::get(model);
-  std::vector<std::function<bool()>> training;
-  for (const auto& m : impl->modules()) training.push_back([m] { return m->is_training(); });
+  detail::ForeignModule foreign;
+  for (const auto& m : impl->modules())
+    foreign.training_flags.push_back([m] { return m->is_training(); });
+  foreign.named_tensors = [m = impl.get()] {
+    std::vector<std::pair<std::string, at::Tensor>> out;
+    for (const auto& p : m->named_parameters()) out.emplace_back(p.key(), p.value());
+    for (const auto& b : m->named_buffers()) out.emplace_back(b.key(), b.value());
+    return out;
+  };
   return Jitted<detail::TorchForward<Impl>>(detail::TorchForward<Impl>{std::move(impl)},
-                                            std::move(options), std::move(training));
+                                            std::move(options), std::move(foreign));
 }
 
 // A TorchScript module: its forward runs through capture; parameters are
@@ -458,11 +474,17 @@ template <typename M>
 requires detail::TorchScriptModule<M>
 auto jit(const M& module, JitOptions options = {}) {
   auto object = module._ivalue();
-  std::vector<std::function<bool()>> training;
+  detail::ForeignModule foreign;
   if (auto slot = object->type()->findAttributeSlot("training"))  // absent in some C++-made ones
-    training.push_back([object, s = *slot] { return object->getSlot(s).toBool(); });
+    foreign.training_flags.push_back([object, s = *slot] { return object->getSlot(s).toBool(); });
+  foreign.named_tensors = [module] {
+    std::vector<std::pair<std::string, at::Tensor>> out;
+    for (const auto& p : module.named_parameters()) out.emplace_back(p.name, p.value);
+    for (const auto& b : module.named_buffers()) out.emplace_back(b.name, b.value);
+    return out;
+  };
   return Jitted<detail::TorchScriptForward<M>>(detail::TorchScriptForward<M>{module},
-                                               std::move(options), std::move(training));
+                                               std::move(options), std::move(foreign));
 }
 
 template <typename F>
