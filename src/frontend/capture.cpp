@@ -67,7 +67,15 @@ class CaptureSession {
     if (!t.defined()) return Value();
     if (t.unsafeGetTensorImpl()->is_wrapped_number()) return number_of(t);
     auto it = entries_.find(t.unsafeGetTensorImpl());
+    if (it == entries_.end() && adopt_shallow_copy(t, op)) it = entries_.find(t.unsafeGetTensorImpl());
     if (it == entries_.end()) {
+      // A tensor that shares memory with one this run made came from code the
+      // dispatcher did not show: capturing it would bake this run's values.
+      for (const at::Tensor& k : keep_alive_)
+        THUNDER_CHECK(!(k.is_alias_of(t) && entries_.at(k.unsafeGetTensorImpl()).produced),
+                      "{}: reads a tensor that shares memory with {}, a value this function "
+                      "made, through code capture did not see",
+                      op, entries_.at(k.unsafeGetTensorImpl()).value.str());
       CaptureTable* captures = current_captures();
       THUNDER_CHECK(captures != nullptr, "{}: captured outside of a jit trace", op);
       Entry& e = entry(t);
@@ -79,6 +87,36 @@ class CaptureSession {
                   "{}: reads a tensor that {} produced, and that has no translation", op,
                   e.untranslated_by);
     return e.value;
+  }
+
+  // A tensor the run never met that is the same view of the same storage as
+  // one it made: a shallow copy made outside the dispatcher, as libtorch's
+  // variable factories (torch::ones_like, Python's torch.ones_like) return
+  // when the result has other owners. It is that value. A copy with other
+  // autograd state (`.data`) is refused: capturing it would bake this run's
+  // values into the trace.
+  // Returns whether t was adopted as such a copy (an entry with its value).
+  bool adopt_shallow_copy(const at::Tensor& t, const std::string& op) {
+    for (size_t i = 0; i < keep_alive_.size(); ++i) {
+      const at::Tensor& k = keep_alive_[i];
+      if (!k.is_alias_of(t) || k.sizes() != t.sizes() || k.strides() != t.strides() ||
+          k.storage_offset() != t.storage_offset() || k.scalar_type() != t.scalar_type())
+        continue;
+      const Entry& made = entries_.at(k.unsafeGetTensorImpl());
+      if (!made.produced || made.aliased || !made.untranslated_by.empty() ||
+          !made.value.is_tensor())
+        continue;
+      THUNDER_CHECK(made.value.proxy()->requires_grad == t.requires_grad(),
+                    "{}: reads a copy of {} made outside the dispatcher with other autograd "
+                    "state (such as .data); use the value itself",
+                    op, made.value.proxy()->name);
+      const Value v = made.value;
+      Entry& e = entry(t);  // may grow keep_alive_: `k` and `made` are not used after
+      e.value = v;
+      e.produced = true;
+      return true;
+    }
+    return false;
   }
 
   // Why reading these arguments would lose a gradient ("" when it would
@@ -235,6 +273,8 @@ std::string CaptureSession::refusal(const std::string& name, const c10::Function
           functional_name(schema));
     const at::Tensor& self = args.at(0).toTensor();
     auto it = entries_.find(self.unsafeGetTensorImpl());
+    if (it == entries_.end() && adopt_shallow_copy(self, name))
+      it = entries_.find(self.unsafeGetTensorImpl());
     if (it == entries_.end() || !it->second.produced || it->second.aliased)
       return "writes in place into a tensor the function did not make itself (an argument, a "
              "captured tensor or a view); capture translates in-place ops only on fresh tensors";
@@ -266,11 +306,11 @@ void CaptureSession::on_op(const c10::OperatorHandle& op, c10::DispatchKeySet ks
 
   // Outputs without a trace value: any later use is an error naming `by`.
   auto untranslated = [&](const std::string& by) {
-    for (const c10::IValue& o : outs)
-      if (o.isTensor()) {
-        Entry& e = entry(o.toTensor());
-        e.untranslated_by = by;
-      }
+    for (const c10::IValue& o : outs) {
+      if (o.isTensor()) entry(o.toTensor()).untranslated_by = by;
+      if (o.isTensorList())
+        for (const at::Tensor& t : o.toTensorVector()) entry(t).untranslated_by = by;
+    }
     if (writes_an_argument(schema) && args.at(0).isTensor())
       entry(args[0].toTensor()).untranslated_by = by;
   };
@@ -302,25 +342,37 @@ void CaptureSession::on_op(const c10::OperatorHandle& op, c10::DispatchKeySet ks
     return;
   }
 
-  for (size_t k = 0; k < n_out; ++k) {
-    if (!outs[k].isTensor()) continue;
-    const at::Tensor& t = outs[k].toTensor();
+  // Each result tensor (a Tensor[] result: each element) gets its value.
+  auto record = [&](const at::Tensor& t, const Value& v, const std::string& which,
+                    const c10::AliasInfo* alias) {
     const bool is_new = entries_.find(t.unsafeGetTensorImpl()) == entries_.end();
     Entry& e = entry(t);
-    const Value v = n_out == 1 ? result : result.as_list().at(k);
     if (v.is_none()) {
-      e.untranslated_by = fmt::format("{} (its result {})", name, k);
-      continue;
+      e.untranslated_by = fmt::format("{} (its result {})", name, which);
+      return;
     }
     e.value = matching(v, t, name);
     e.untranslated_by.clear();
     if (is_new) e.produced = true;
-    const c10::AliasInfo* alias = schema.returns()[k].alias_info();
     if (alias && !alias->isWrite()) {  // a view of an argument
       e.aliased = true;
       for (const c10::IValue& a : args)
         if (a.isTensor() && a.toTensor().defined()) entry(a.toTensor()).aliased = true;
     }
+  };
+  for (size_t k = 0; k < n_out; ++k) {
+    const Value v = n_out == 1 ? result : result.as_list().at(k);
+    const c10::AliasInfo* alias = schema.returns()[k].alias_info();
+    if (outs[k].isTensor()) record(outs[k].toTensor(), v, std::to_string(k), alias);
+    if (!outs[k].isTensorList()) continue;
+    const std::vector<at::Tensor> items = outs[k].toTensorVector();
+    THUNDER_INTERNAL_CHECK(v.is_list() && v.as_list().size() == items.size(),
+                           "{}: the translation returned {} for {} tensors", name, v.str(),
+                           items.size());
+    // Tensor(a)[]: the alias set is on the element type; the elements are views.
+    if (alias && !alias->containedTypes().empty()) alias = &alias->containedTypes()[0];
+    for (size_t j = 0; j < items.size(); ++j)
+      record(items[j], v.as_list()[j], fmt::format("{}[{}]", k, j), alias);
   }
   if (name == "aten::t" && args[0].toTensor().dim() == 2 && outs[0].isTensor())
     entry(outs[0].toTensor()).transpose_of = value_of(args[0].toTensor(), name);

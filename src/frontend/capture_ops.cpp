@@ -67,6 +67,26 @@ Value slice(C c) {
   return ltorch::narrow(c.tensor(0), d, lo, length);
 }
 
+// The plain lookup only: padding_idx, scale_grad_by_freq and sparse change
+// the gradient, which ltorch.embedding's rule does not do.
+Value embedding(C c) {
+  if (c.int_arg(2) != -1 || c.bool_arg(3) || c.bool_arg(4))
+    c.fail("padding_idx, scale_grad_by_freq and sparse are not translated");
+  return ltorch::embedding(c.tensor(1), c.tensor(0));
+}
+
+// Mean reduction over class indices, without weights or label smoothing.
+// Targets equal to ignore_index are not skipped (ltorch.cross_entropy has no
+// ignore_index): the default -100 never matches a class index.
+Value cross_entropy(C c) {
+  if (!c.is_none(2) || c.int_arg(3) != 1 || c.double_arg(5) != 0.0 || c.aten(0).dim() != 2 ||
+      c.aten(1).dim() != 1 || !at::isIntegralType(c.aten(1).scalar_type(), false))
+    c.fail(
+        "only [N, C] logits with [N] class indices, mean reduction, no weight and no label "
+        "smoothing are translated");
+  return ltorch::cross_entropy(c.tensor(0), c.tensor(1));
+}
+
 // squeeze of a dim whose size is not 1 returns the tensor unchanged.
 Value squeeze_dim(C c) {
   if (c.result().dim() == c.aten(0).dim()) return c.tensor(0);
@@ -169,6 +189,14 @@ const std::unordered_map<std::string, Translation>& table() {
       {"aten::slice.Tensor", slice},
       {"aten::contiguous", [](C c) { return ltorch::contiguous(c.tensor(0)); }},
       {"aten::to.dtype", [](C c) { return ltorch::to(c.tensor(0), *c.dtype_arg(1)); }},
+      {"aten::split.Tensor",
+       [](C c) { return ltorch::split(c.tensor(0), c.int_arg(1), c.int_arg(2)); }},
+      {"aten::split_with_sizes",
+       [](C c) { return ltorch::split(c.tensor(0), c.int_list(1), c.int_arg(2)); }},
+      {"aten::chunk", [](C c) { return ltorch::chunk(c.tensor(0), c.int_arg(1), c.int_arg(2)); }},
+      {"aten::triu", [](C c) { return ltorch::triu(c.tensor(0), c.int_arg(1)); }},
+      {"aten::masked_fill.Scalar",
+       [](C c) { return ltorch::masked_fill(c.tensor(0), c.tensor(1), c.scalar(2)); }},
       {"aten::cat", [](C c) { return ltorch::cat(c.tensors(0), c.int_arg(1)); }},
       {"aten::stack", [](C c) { return ltorch::stack(c.tensors(0), c.int_arg(1)); }},
       // ---- linear algebra and nn ----
@@ -194,6 +222,8 @@ const std::unordered_map<std::string, Translation>& table() {
                                                             c.tensor(3), c.double_arg(4)),
                                          Value(), Value()});
        }},
+      {"aten::embedding", embedding},
+      {"aten::cross_entropy_loss", cross_entropy},
       {"aten::dropout",
        [](C c) { return ltorch::dropout(c.tensor(0), c.double_arg(1), c.bool_arg(2)); }},
       // ---- factories (shape, dtype, device from the eager result) ----

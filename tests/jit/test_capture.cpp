@@ -27,6 +27,12 @@ at::Tensor Pos(at::IntArrayRef s, at::ScalarType t = at::kFloat) {
 // A non-contiguous tensor of logical shape [a, b].
 at::Tensor NC(int64_t a, int64_t b, at::ScalarType t = at::kFloat) { return R({b, a}, t).t(); }
 
+// Class indices read from the enclosing scope (a captured input).
+const at::Tensor& index_constant() {
+  static const at::Tensor idx = at::tensor({3, 0, 5, 3}, at::kLong);
+  return idx;
+}
+
 // One captured-op sample: plain libtorch code over 1-3 tensors.
 struct CapturedOp {
   std::string name;  // the aten op(s) it exercises
@@ -131,6 +137,25 @@ std::vector<CapturedOp> captured_ops() {
       {"ones_like + zeros",
        {R({2, 3})},
        [](const V& a) { return a[0] + at::ones_like(a[0]) + at::zeros({3}); }},
+      // Tensor[] results: each element is its own value (and a view).
+      {"split.Tensor", {R({2, 5})}, [](const V& a) { return a[0].split(2, 1)[2] * 3; }},
+      {"split_with_sizes",
+       {R({4, 3})},
+       [](const V& a) {
+         auto parts = a[0].split_with_sizes({1, 3}, 0);
+         return parts[0] + parts[1].sum(0, true);
+       }},
+      {"chunk", {R({6, 2})}, [](const V& a) { return a[0].chunk(3, 0)[1].exp(); }},
+      {"triu", {R({4, 4})}, [](const V& a) { return at::triu(a[0], 1) + 1; }},
+      {"masked_fill.Scalar",
+       {R({3, 3})},
+       [](const V& a) { return a[0].masked_fill(a[0] > 0.2, -2.0); }},
+      {"embedding",
+       {R({10, 4})},
+       [](const V& a) { return at::embedding(a[0], index_constant()); }},
+      {"cross_entropy_loss",
+       {R({4, 6})},
+       [](const V& a) { return at::cross_entropy_loss(a[0], index_constant()); }},
   };
   return ops;
 }

@@ -161,5 +161,19 @@ TEST(CaptureModules, ATorchAutogradFunctionIsRefusedNotSilentlyWrong) {
   EXPECT_TRUE(at::allclose(jf(x), x * 3));
 }
 
+// libtorch's variable factories (torch::ones_like, torch::zeros) return a
+// shallow copy of the tensor the dispatcher saw made: still that value in the
+// trace, not a constant captured from the first run.
+TEST(CaptureModules, TorchFactoriesAreTraced) {
+  auto jf = jit([](const at::Tensor& x) {
+    return x * torch::ones_like(x) + torch::zeros({x.size(0), 1});
+  });
+  at::Tensor x = torch::randn({3, 2});
+  EXPECT_TRUE(at::allclose(jf(x), x));
+  const std::string first = last_traces(jf).front().str();
+  EXPECT_EQ(first.find("t_captured"), std::string::npos) << first;
+  EXPECT_NE(first.find("ltorch.ones("), std::string::npos) << first;
+}
+
 }  // namespace
 }  // namespace thunder

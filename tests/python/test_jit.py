@@ -33,6 +33,8 @@ OPS = {
     "views": lambda x, y: x.transpose(0, 1).reshape(-1) * y.flatten(),
     "layer_norm": lambda x, y: torch.nn.functional.layer_norm(x + y, (4,)),
     "two_results": lambda x, y: (torch.relu(x), x * y),
+    "split_chunk": lambda x, y: x.split(2, dim=1)[1] * y.chunk(2, dim=1)[0],
+    "masked_fill_triu": lambda x, y: x.masked_fill(torch.triu(y, 1) > 0.5, -1.0) * y,
 }
 
 
@@ -305,3 +307,34 @@ def test_custom_autograd_function_is_refused_not_silently_wrong():
     # Function.apply is itself again outside the jitted call.
     Double.apply(x).sum().backward()
     assert torch.equal(x.grad, torch.full((3,), 2.0))
+
+
+def test_factories_are_part_of_the_trace_not_captured_constants():
+    # torch.ones_like returns a shallow copy of the tensor capture saw made.
+    def fn(x):
+        return x * torch.ones_like(x) + torch.zeros(x.shape[0], 1) + torch.full_like(x, 2.0)
+
+    jfn = thunder_cpp.jit(fn)
+    x = torch.randn(3, 4, requires_grad=True)
+    assert_close(jfn(x), fn(x), 1e-6)
+    first = str(thunder_cpp.last_traces(jfn)[0])
+    assert "t_captured" not in first, first
+    assert "ltorch.ones(" in first and "ltorch.zeros(" in first and "ltorch.full(" in first
+
+
+def test_an_empty_tensor_filled_in_place():
+    def fn(x):
+        t = torch.empty(4)
+        t.fill_(3.0)
+        return x * t
+
+    x = torch.randn(2, 4)
+    assert_close(thunder_cpp.jit(fn)(x), x * 3.0, 1e-6)
+
+
+def test_data_of_a_value_with_history_is_refused():
+    # .data is a copy made outside the dispatcher; capturing it would bake
+    # this run's values into the trace.
+    jfn = thunder_cpp.jit(lambda x: (x * 2).data + x)
+    with pytest.raises(thunder_cpp.Error, match="other autograd state"):
+        jfn(torch.randn(3, requires_grad=True))
