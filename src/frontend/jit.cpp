@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "dispatch.h"
+#include "entry_guards.h"
 #include "prologue.h"
 #include "thunder/core/registry_change.h"
 #include "thunder/core/stopwatch.h"
@@ -339,6 +340,13 @@ class JitState {
     return last_compiled;
   }
 
+  std::vector<Trace> prologues() const {
+    std::lock_guard<std::mutex> lock(mu);
+    std::vector<Trace> out;
+    for (const auto& e : current->entries) out.push_back(e->prologue);
+    return out;
+  }
+
   int64_t hits() const {
     int64_t n = 0;
     for (const HitShard& h : hit_shards) n += h.n.load(std::memory_order_relaxed);
@@ -560,6 +568,7 @@ Trace last_prologue_trace(const JitState& s) {
   THUNDER_CHECK(e != nullptr, "last_prologue_trace: the function has not been called yet");
   return e->prologue;
 }
+std::vector<Trace> entry_prologues(const JitState& s) { return s.prologues(); }
 std::vector<TensorInfo> last_saved_for_backward(const JitState& s) {
   auto e = s.last_entry();
   return e ? e->saved_info : std::vector<TensorInfo>{};

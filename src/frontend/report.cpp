@@ -20,6 +20,7 @@
 #include <optional>
 #include <set>
 
+#include "entry_guards.h"
 #include "graphviz.h"
 #include "line_diff.h"
 #include "thunder/core/error.h"
@@ -387,10 +388,21 @@ std::string page(const JitState& s) {
 
   out += "<section id=\"saved\">\n<h2>Saved for backward</h2>\n" + saved_html(saved, fwd, bwd) +
          "</section>\n";
-  out += fmt::format(
-      "<section id=\"guards\">\n<h2>Guards</h2>\n<p>The cache entry runs when these checks "
-      "pass (the prologue trace).</p>\n<pre id=\"prologue\">{}</pre>\n</section>\n",
-      esc(last_prologue_trace(s).str()));
+  // Every entry's guards; the entry run last (whose traces this page shows)
+  // keeps id="prologue".
+  out +=
+      "<section id=\"guards\">\n<h2>Guards</h2>\n<p>Each cache entry runs when its checks "
+      "pass (its prologue trace); a call that passes none compiles a new entry.</p>\n";
+  const std::string last = last_prologue_trace(s).str();
+  const std::vector<Trace> entries = entry_prologues(s);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const std::string text = entries[i].str();
+    const bool is_last = text == last;
+    out += fmt::format("<h3>Entry {}{}</h3>\n<pre {} data-entry=\"{}\">{}</pre>\n", i + 1,
+                       is_last ? " (run last: the traces above)" : "",
+                       is_last ? "id=\"prologue\"" : "class=\"prologue\"", i, esc(text));
+  }
+  out += "</section>\n";
   out += fmt::format(
       "<section id=\"cache\" data-hits=\"{0}\" data-misses=\"{1}\">\n<h2>Cache</h2>\n<table>"
       "<tr><td>hits</td><td class=\"num\">{0}</td></tr>"
