@@ -10,6 +10,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <thunder/thunder.h>
+#include <torch/csrc/DynamicTypes.h>
 #include <torch/csrc/autograd/python_variable.h>
 
 #include <array>
@@ -30,6 +31,7 @@ enum class ResultKind : int { Tensor, Tuple, List };
 struct PyFunction {
   py::object fn;
   bool is_module = false;
+  std::vector<py::object> submodules;  // module.modules() when jitted, self first
   std::atomic<int> result_kind{static_cast<int>(ResultKind::Tensor)};
 };
 
@@ -172,31 +174,37 @@ std::vector<at::Tensor> call_python(PyFunction& f, const std::vector<at::Tensor>
   return out;
 }
 
-int64_t training_bits(const py::object& module) {
-  int64_t bits = 0, i = 0;
-  for (py::handle m : module.attr("modules")())
-    bits |= static_cast<int64_t>(m.attr("training").cast<bool>()) << (i++ % 62);
-  return bits;
+// The training flags of a module's submodules for the call in progress on
+// this thread: read from Python (GIL held) before the jitted call, then
+// guarded through ForeignModule like any module's flags, one per submodule.
+thread_local std::vector<char> t_training;
+
+void read_training_flags(const PyFunction& f) {
+  t_training.resize(f.submodules.size());
+  for (size_t i = 0; i < f.submodules.size(); ++i)
+    t_training[i] = f.submodules[i].attr("training").cast<bool>();
 }
 
 // One compiled callable per number of tensor arguments (a Python function is
 // called with a fixed count in practice): each argument is its own input, so
-// guards and trace names are those of a C++ function with that signature. The
-// last argument holds a module's submodules' training flags (guarded by value,
-// so train() and eval() each get their own cache entry).
+// guards and trace names are those of a C++ function with that signature;
+// the trailing arguments carry the Python numbers (split_args).
 struct ArityJit {
   virtual ~ArityJit() = default;
-  virtual std::vector<at::Tensor> call(const SplitArgs& args, int64_t modes) = 0;
+  virtual std::vector<at::Tensor> call(const SplitArgs& args) = 0;
   virtual const thunder::detail::JitState& state() const = 0;
 };
 
 constexpr size_t kMaxArgs = 8;  // make_for_arity's list below
 
-// A module's parameters and buffers by path: the trace's named inputs
-// (t_fc1_weight), read when it is traced (the GIL is taken back for it).
-thunder::detail::ForeignModule named_tensors_of(PyFunction* f) {
+// A module's training flags (t_training) and its parameters and buffers by
+// path: the trace's named inputs (t_fc1_weight), read when it is traced (the
+// GIL is taken back for it).
+thunder::detail::ForeignModule foreign_module_of(PyFunction* f) {
   thunder::detail::ForeignModule m;
   if (!f->is_module) return m;
+  for (size_t i = 0; i < f->submodules.size(); ++i)
+    m.training_flags.push_back([i] { return t_training[i] != 0; });
   m.named_tensors = [f] {
     py::gil_scoped_acquire gil;
     std::vector<std::pair<std::string, at::Tensor>> out;
@@ -215,17 +223,18 @@ using TensorArg = at::Tensor;
 
 template <size_t... I>
 struct ArityJitOf : ArityJit {
-  using Fn = std::function<std::vector<at::Tensor>(TensorArg<I>..., int64_t, int64_t, double,
-                                                    double, double, double)>;
+  using Fn = std::function<std::vector<at::Tensor>(TensorArg<I>..., int64_t, double, double,
+                                                    double, double)>;
 
   ArityJitOf(PyFunction* f, thunder::JitOptions o)
       : jitted(
-            [f](TensorArg<I>... a, int64_t, int64_t kinds, double n0, double n1, double n2,
-                double n3) { return call_python(*f, {a...}, kinds, {n0, n1, n2, n3}); },
-            std::move(o), named_tensors_of(f)) {}
-  std::vector<at::Tensor> call(const SplitArgs& args, int64_t modes) override {
+            [f](TensorArg<I>... a, int64_t kinds, double n0, double n1, double n2, double n3) {
+              return call_python(*f, {a...}, kinds, {n0, n1, n2, n3});
+            },
+            std::move(o), foreign_module_of(f)) {}
+  std::vector<at::Tensor> call(const SplitArgs& args) override {
     const auto& n = args.numbers;
-    return jitted(args.tensors[I]..., modes, args.kinds, n[0], n[1], n[2], n[3]);
+    return jitted(args.tensors[I]..., args.kinds, n[0], n[1], n[2], n[3]);
   }
   const thunder::detail::JitState& state() const override { return jitted.state(); }
 
@@ -252,6 +261,9 @@ class JitFunction {
       : f_(std::make_unique<PyFunction>()), options_(std::move(options)) {
     f_->fn = std::move(fn);
     f_->is_module = py::isinstance(f_->fn, py::module_::import("torch.nn").attr("Module"));
+    if (f_->is_module)
+      for (py::handle m : f_->fn.attr("modules")())
+        f_->submodules.push_back(py::reinterpret_borrow<py::object>(m));
   }
 
   py::object call(const py::args& args) {
@@ -269,17 +281,16 @@ class JitFunction {
           names.push_back(i < o.arg_names.size() && !o.arg_names[i].empty()
                               ? o.arg_names[i]
                               : "x" + std::to_string(i));
-      names.insert(names.end(), {"training_modes", "argument_kinds", "number0", "number1",
-                                 "number2", "number3"});
+      names.insert(names.end(), {"argument_kinds", "number0", "number1", "number2", "number3"});
       o.arg_names = std::move(names);
       j = make_for_arity(n, f_.get(), std::move(o), std::index_sequence<1, 2, 3, 4, 5, 6, 7, 8>{});
     }
     last_ = j.get();
-    const int64_t modes = f_->is_module ? training_bits(f_->fn) : 0;
+    if (f_->is_module) read_training_flags(*f_);
     std::vector<at::Tensor> out;
     {
       py::gil_scoped_release no_gil;  // taken back only to run Python on a miss
-      out = j->call(in, modes);
+      out = j->call(in);
     }
     switch (static_cast<ResultKind>(f_->result_kind.load())) {
       case ResultKind::Tensor:
@@ -365,34 +376,6 @@ thunder::JitOptions options_from(const py::kwargs& kw) {
   return o;
 }
 
-const char* torch_dtype_name(at::ScalarType t) {
-  switch (t) {
-    case at::kFloat:
-      return "float32";
-    case at::kDouble:
-      return "float64";
-    case at::kHalf:
-      return "float16";
-    case at::kBFloat16:
-      return "bfloat16";
-    case at::kLong:
-      return "int64";
-    case at::kInt:
-      return "int32";
-    case at::kShort:
-      return "int16";
-    case at::kChar:
-      return "int8";
-    case at::kByte:
-      return "uint8";
-    case at::kBool:
-      return "bool";
-    default:
-      return "float32";
-  }
-}
-
-
 }  // namespace
 
 PYBIND11_MODULE(thunder_cpp, m) {
@@ -445,11 +428,12 @@ PYBIND11_MODULE(thunder_cpp, m) {
     return d;
   });
   m.def("last_saved_for_backward", [](const JitFunction& j) {
-    py::module_ torch = py::module_::import("torch");
     py::list out;
-    for (const thunder::TensorInfo& t : thunder::detail::last_saved_for_backward(j.state()))
+    for (const thunder::TensorInfo& t : thunder::detail::last_saved_for_backward(j.state())) {
+      py::handle dtype(reinterpret_cast<PyObject*>(torch::getTHPDtype(t.dtype)));
       out.append(py::make_tuple(t.name, py::tuple(py::cast(t.shape)),
-                                torch.attr(torch_dtype_name(t.dtype)), t.bytes));
+                                py::reinterpret_borrow<py::object>(dtype), t.bytes));
+    }
     return out;
   });
   m.def(

@@ -338,3 +338,20 @@ def test_data_of_a_value_with_history_is_refused():
     jfn = thunder_cpp.jit(lambda x: (x * 2).data + x)
     with pytest.raises(thunder_cpp.Error, match="other autograd state"):
         jfn(torch.randn(3, requires_grad=True))
+
+
+def test_every_submodule_flag_is_guarded_exactly():
+    # 70 submodules: each flag is its own guard (no packing into one number,
+    # where submodules 1 and 63 once shared a bit).
+    model = torch.nn.Sequential(*[torch.nn.Dropout(0.5) for _ in range(69)])
+    jm = thunder_cpp.jit(model)
+    x = torch.ones(8)
+    model.train()
+    model[0].eval()  # submodule 1 of model.modules()
+    jm(x)
+    model[0].train()
+    model[62].eval()  # submodule 63
+    jm(x)
+    assert thunder_cpp.cache_misses(jm) == 2
+    guards = str(thunder_cpp.last_prologue_trace(jm))
+    assert "prologue.check_module_training" in guards, guards
