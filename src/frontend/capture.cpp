@@ -66,9 +66,8 @@ class CaptureSession {
   Value value_of(const at::Tensor& t, const std::string& op) {
     if (!t.defined()) return Value();
     if (t.unsafeGetTensorImpl()->is_wrapped_number()) return number_of(t);
-    auto it = entries_.find(t.unsafeGetTensorImpl());
-    if (it == entries_.end() && adopt_shallow_copy(t, op)) it = entries_.find(t.unsafeGetTensorImpl());
-    if (it == entries_.end()) {
+    const Entry* known = known_entry(t, op);
+    if (!known) {
       // A tensor that shares memory with one this run made came from code the
       // dispatcher did not show: capturing it would bake this run's values.
       for (const at::Tensor& k : keep_alive_)
@@ -82,11 +81,10 @@ class CaptureSession {
       e.value = Value(captures->proxy_for(t));
       return e.value;
     }
-    const Entry& e = it->second;
-    THUNDER_CHECK(e.untranslated_by.empty(),
+    THUNDER_CHECK(known->untranslated_by.empty(),
                   "{}: reads a tensor that {} produced, and that has no translation", op,
-                  e.untranslated_by);
-    return e.value;
+                  known->untranslated_by);
+    return known->value;
   }
 
   // A tensor the run never met that is the same view of the same storage as
@@ -158,6 +156,15 @@ class CaptureSession {
     bool aliased = false;         // a view, or viewed: writes to it would reach others
     std::optional<Value> transpose_of;
   };
+
+  // The entry of a tensor the run met (a shallow copy of one it made counts,
+  // see adopt_shallow_copy), or nullptr.
+  Entry* known_entry(const at::Tensor& t, const std::string& op) {
+    auto it = entries_.find(t.unsafeGetTensorImpl());
+    if (it == entries_.end() && adopt_shallow_copy(t, op))
+      it = entries_.find(t.unsafeGetTensorImpl());
+    return it == entries_.end() ? nullptr : &it->second;
+  }
 
   Entry& entry(const at::Tensor& t) {
     auto [it, fresh] = entries_.try_emplace(t.unsafeGetTensorImpl());
@@ -272,10 +279,8 @@ std::string CaptureSession::refusal(const std::string& name, const c10::Function
           "src/frontend/capture_ops.cpp",
           functional_name(schema));
     const at::Tensor& self = args.at(0).toTensor();
-    auto it = entries_.find(self.unsafeGetTensorImpl());
-    if (it == entries_.end() && adopt_shallow_copy(self, name))
-      it = entries_.find(self.unsafeGetTensorImpl());
-    if (it == entries_.end() || !it->second.produced || it->second.aliased)
+    const Entry* e = known_entry(self, name);
+    if (!e || !e->produced || e->aliased)
       return "writes in place into a tensor the function did not make itself (an argument, a "
              "captured tensor or a view); capture translates in-place ops only on fresh tensors";
     return "";

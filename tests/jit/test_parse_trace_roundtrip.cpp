@@ -15,6 +15,7 @@
 #include <map>
 
 #include "models.h"
+#include "router_program.h"
 #include "thunder/core/parse_trace.h"
 
 namespace thunder {
@@ -94,20 +95,6 @@ void check_all(const std::string& program, const J& jfn, Counts& c) {
   }
 }
 
-struct SelectGates : autograd::Function<SelectGates> {
-  static Tensor forward(autograd::AutogradContext* ctx, Tensor gates, Tensor selected) {
-    Tensor masked = zeros_like(gates);
-    ctx->save_for_backward({masked, selected});
-    return gates.gather(-1, selected);
-  }
-  static TensorList backward(autograd::AutogradContext* ctx, TensorList grad) {
-    TensorList saved = ctx->get_saved_variables();
-    Tensor masked = saved[0];
-    masked.scatter_add_(-1, saved[1], grad[0]);
-    return {masked, Tensor()};
-  }
-};
-
 // The programs, each under both executor lists (the aten-only one has no regions).
 void run_programs(const std::vector<std::string>& executors, const std::string& tag, Counts& c) {
   JitOptions o{.executors = executors};
@@ -161,15 +148,8 @@ void run_programs(const std::vector<std::string>& executors, const std::string& 
         return checkpoint([](Tensor p, Tensor q) { return p.matmul(q).sin(); }, a, b).cos();
       },
       {}, {x, w});
-  grad_program("router",
-               [](Tensor hidden, Tensor wg) {
-                 hidden.mul_(0.5);
-                 Tensor logits = F::linear(hidden, wg);
-                 auto [top, selected] = logits.max(-1, true);
-                 Tensor probs = F::softmax(logits.masked_fill(logits < top, -1e4), -1);
-                 return SelectGates::apply(probs, selected) * probs.gather(-1, selected);
-               },
-               {}, {at::randn({6, 8}), at::randn({4, 8}).requires_grad_()});
+  grad_program("router", test::router, {},
+               {at::randn({6, 8}), at::randn({4, 8}).requires_grad_()});
   grad_program("inplace_no_grad",
                [](Tensor a, Tensor b) {
                  Tensor t = a * 1.0;
