@@ -30,7 +30,7 @@ struct Counts {
 
 bool has_region(const Trace& t) {
   for (const BoundSymbol& b : t.bsyms)
-    if (b.sym->index < 0 || b.sym->id.rfind("cppFusion", 0) == 0) return true;
+    if (b.sym->is_region) return true;
   return false;
 }
 

@@ -1,5 +1,7 @@
 #include "ops/opinfo.h"
 
+#include "thunder/core/parse_trace.h"
+
 namespace thunder::testing {
 
 void expect_same(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& want,
@@ -25,6 +27,20 @@ void expect_same(const std::vector<at::Tensor>& got, const std::vector<at::Tenso
 }
 
 namespace {
+// The trace parser reads back what the printer wrote. Traces with fusion
+// regions are skipped: their kernels are not in the symbol registry.
+void expect_round_trip(const std::vector<Trace>& stages, const std::string& how) {
+  if (stages.empty()) return;
+  const Trace& t = stages.back();
+  for (const BoundSymbol& b : t.bsyms)
+    if (b.sym->is_region) return;
+  try {
+    EXPECT_EQ(parse_trace(t.str()).str(), t.str()) << how << ": round trip";
+  } catch (const Error& e) {
+    ADD_FAILURE() << how << ": the final trace does not parse: " << e.what() << "\n" << t.str();
+  }
+}
+
 std::vector<at::Tensor> to_aten(const TensorList& ts) {
   std::vector<at::Tensor> out;
   for (const Tensor& t : ts) out.push_back(t.defined() ? t.aten() : at::Tensor());
@@ -58,6 +74,8 @@ void check_sample(const OpSample& s) {
       ADD_FAILURE() << "jit " << exec << " threw: " << e.what();
       continue;
     }
+    expect_round_trip(last_traces(jfn), "jit " + exec + " forward");
+    expect_round_trip(last_backward_traces(jfn), "jit " + exec + " backward");
     bool prims = exec != "aten";
     expect_same(got, want, prims ? s.prims_rtol : s.rtol, prims ? s.prims_atol : s.atol,
                 "jit " + exec + "\n" + last_traces(jfn).back().str());

@@ -7,7 +7,8 @@
 //   (fusible prims run in generated kernels; the ATen fallback when the suite
 //   runs with THUNDER_DISABLE_CODEGEN=1).
 // Floats compare with allclose (tolerances per sample), integers and bools
-// exactly; dtypes and shapes must match exactly.
+// exactly; dtypes and shapes must match exactly. The final traces of the
+// runs without fusion regions must read back: parse(print(t)) prints as t.
 #pragma once
 
 #include <ATen/ATen.h>
