@@ -13,7 +13,7 @@ namespace thunder::report {
 namespace {
 
 // A double-quoted dot string.
-std::string quoted(std::string_view s) {
+std::string dot_string(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
     if (c == '"' || c == '\\') out += '\\';
@@ -53,7 +53,7 @@ class DotWriter {
   DotWriter(const Trace& t, const DotMarks& m) : t_(t), m_(m) {}
 
   std::string write() {
-    out_ += fmt::format("digraph {} {{\n", quoted(m_.side));
+    out_ += fmt::format("digraph {} {{\n", dot_string(m_.side));
     out_ +=
         "  rankdir=TB;\n  graph [fontname=\"sans-serif\", fontsize=11];\n  node [shape=box, "
         "fontname=\"monospace\", fontsize=10, style=filled, "
@@ -81,10 +81,10 @@ class DotWriter {
     if (saved != m_.saved_bytes.end())
       out_ += fmt::format(
           "  {} [shape=ellipse, fillcolor=\"#ffd27f\", label={}];\n", id,
-          quoted(fmt::format("saved {}\n{}\n{} bytes", p->name, p->type_str(), saved->second)));
+          dot_string(fmt::format("saved {}\n{}\n{} bytes", p->name, p->type_str(), saved->second)));
     else
       out_ += fmt::format("  {} [shape=ellipse, fillcolor=\"#e8e8e8\", label={}];\n", id,
-                          quoted(p->name + "\n" + p->type_str()));
+                          dot_string(p->name + "\n" + p->type_str()));
     producer_[p->name] = id;
   }
 
@@ -92,8 +92,8 @@ class DotWriter {
   void statement(const std::string& id, const BoundSymbol& b, const char* indent) {
     const bool recomputed = makes_forward_value(b, m_);
     out_ += fmt::format("{}{} [label={}, tooltip={}{}];\n", indent, id,
-                        quoted((recomputed ? "recomputed: " : "") + statement_label(b)),
-                        quoted(bsym_str(b)),
+                        dot_string((recomputed ? "recomputed: " : "") + statement_label(b)),
+                        dot_string(bsym_str(b)),
                         recomputed ? ", fillcolor=\"#f4b6c2\", class=\"recomputed\"" : "");
     for (const ProxyPtr& p : b.flat_args()) edge_from(p->name, id);
     for (const ProxyPtr& p : b.flat_outputs()) producer_[p->name] = id;
@@ -104,8 +104,8 @@ class DotWriter {
     out_ += fmt::format(
         "  subgraph {} {{\n    id={};\n    label={};\n    href={};\n    tooltip={};\n"
         "    style=filled;\n    fillcolor=\"#e6f0ff\";\n    color=\"#3366cc\";\n",
-        quoted(cluster), quoted(cluster), quoted(b.sym->id + " (click for its C++)"),
-        quoted(fmt::format("#{}", region_anchor(m_.side, b))), quoted(statement_label(b)));
+        dot_string(cluster), dot_string(cluster), dot_string(b.sym->id + " (click for its C++)"),
+        dot_string(fmt::format("#{}", region_anchor(m_.side, b))), dot_string(statement_label(b)));
     // Inside, the prims' own values connect the prims; what the region reads
     // comes from outside, and what it returns is made by one of its prims.
     for (size_t j = 0; j < b.subsymbols.size(); ++j)
@@ -127,7 +127,7 @@ class DotWriter {
         const std::string id = "saved_" + ident(p->name);
         out_ += fmt::format(
             "  {} [shape=note, fillcolor=\"#ffd27f\", class=\"saved\", label={}];\n", id,
-            quoted(fmt::format("saved for backward\n{} {}\n{} bytes", p->name, p->type_str(),
+            dot_string(fmt::format("saved for backward\n{} {}\n{} bytes", p->name, p->type_str(),
                                saved->second)));
         edge_from(p->name, id);
       } else {
