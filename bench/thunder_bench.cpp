@@ -485,10 +485,11 @@ int main(int argc, char** argv) {
     return sections.empty() || std::find(sections.begin(), sections.end(), name) != sections.end();
   };
   const char* coretype = std::getenv("OPENBLAS_CORETYPE");
-  std::printf("thunder-cpp benchmarks (libtorch %d.%d) on %s, %u hardware threads, "
-              "OPENBLAS_CORETYPE=%s\n",
-              TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR, cpu_model().c_str(),
-              std::thread::hardware_concurrency(), coretype ? coretype : "(unset)");
+  std::printf(
+      "thunder-cpp benchmarks (libtorch %d.%d) on %s, %u hardware threads, "
+      "OPENBLAS_CORETYPE=%s\n",
+      TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR, cpu_model().c_str(),
+      std::thread::hardware_concurrency(), coretype ? coretype : "(unset)");
   for (int threads : thread_counts) {
     at::set_num_threads(threads);
     std::printf("\n######## %d intra-op thread%s ########\n", threads, threads == 1 ? "" : "s");

@@ -223,8 +223,8 @@ using TensorArg = at::Tensor;
 
 template <size_t... I>
 struct ArityJitOf : ArityJit {
-  using Fn = std::function<std::vector<at::Tensor>(TensorArg<I>..., int64_t, double, double,
-                                                    double, double)>;
+  using Fn = std::function<std::vector<at::Tensor>(TensorArg<I>..., int64_t, double, double, double,
+                                                   double)>;
 
   ArityJitOf(PyFunction* f, thunder::JitOptions o)
       : jitted(
@@ -409,13 +409,15 @@ PYBIND11_MODULE(thunder_cpp, m) {
       "Compiles fn (a function over torch.Tensors, or a torch.nn.Module); keyword options "
       "are JitOptions fields.");
 
-  m.def("last_traces", [](const JitFunction& j) { return thunder::detail::last_traces(j.state()); });
+  m.def("last_traces",
+        [](const JitFunction& j) { return thunder::detail::last_traces(j.state()); });
   m.def("last_backward_traces",
         [](const JitFunction& j) { return thunder::detail::last_backward_traces(j.state()); });
   m.def("last_prologue_trace",
         [](const JitFunction& j) { return thunder::detail::last_prologue_trace(j.state()); });
   m.def("cache_hits", [](const JitFunction& j) { return thunder::detail::cache_hits(j.state()); });
-  m.def("cache_misses", [](const JitFunction& j) { return thunder::detail::cache_misses(j.state()); });
+  m.def("cache_misses",
+        [](const JitFunction& j) { return thunder::detail::cache_misses(j.state()); });
   m.def("compile_stats", [](const JitFunction& j) {
     const thunder::CompileStats s = thunder::detail::compile_stats(j.state());
     py::dict d;
@@ -449,9 +451,9 @@ PYBIND11_MODULE(thunder_cpp, m) {
         SplitArgs in = split_args(args);
         PyFunction f;
         f.fn = std::move(fn);
-        return thunder::detail::examine_call([&] {
-                 call_python(f, in.tensors, in.kinds, in.numbers);
-               }).str();
+        return thunder::detail::examine_call(
+                   [&] { call_python(f, in.tensors, in.kinds, in.numbers); })
+            .str();
       },
       "Runs fn(*args) once and returns a table of the aten ops it called and whether "
       "thunder_cpp.jit can translate each.");

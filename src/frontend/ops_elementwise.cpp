@@ -42,7 +42,8 @@ Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   }
 BINARY(mul)
 BINARY(div)
-BINARY(pow) BINARY(eq) BINARY(ne) BINARY(lt) BINARY(le) BINARY(gt) BINARY(ge)
+BINARY(pow)
+BINARY(eq) BINARY(ne) BINARY(lt) BINARY(le) BINARY(gt) BINARY(ge)
 #undef BINARY
     Tensor pow(const Scalar& a, const Tensor& b) {
   NEED2("ltorch.pow", a, b);
@@ -56,7 +57,8 @@ BINARY(pow) BINARY(eq) BINARY(ne) BINARY(lt) BINARY(le) BINARY(gt) BINARY(ge)
   }
 TT(maximum)
 TT(minimum)
-TT(logical_and) TT(logical_or)
+TT(logical_and)
+TT(logical_or)
 #undef TT
 
 #define UNARY(name)                 \
@@ -85,7 +87,8 @@ TT(logical_and) TT(logical_or)
   }
 WHERE(Tensor, Tensor)
 WHERE(Tensor, Scalar)
-WHERE(Scalar, Tensor) WHERE(Scalar, Scalar)
+WHERE(Scalar, Tensor)
+WHERE(Scalar, Scalar)
 #undef WHERE
 
     // Operators. A number on the left keeps libtorch's meaning (2 - x, 2 / x).

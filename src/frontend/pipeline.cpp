@@ -60,8 +60,9 @@ bool draws_uniform(const std::vector<BoundSymbol>& bsyms) {
 }
 
 bool requires_grad(const Value& v) {
-  if (v.is_list()) return std::any_of(v.as_list().begin(), v.as_list().end(),
-                                      [](const Value& e) { return requires_grad(e); });
+  if (v.is_list())
+    return std::any_of(v.as_list().begin(), v.as_list().end(),
+                       [](const Value& e) { return requires_grad(e); });
   return v.is_tensor() && v.proxy()->requires_grad;
 }
 

@@ -60,8 +60,9 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
 #define M0(name) \
   Tensor Tensor::name() const { return thunder::name(*this); }
 M0(neg)
-M0(abs) M0(exp) M0(log) M0(log1p) M0(sqrt) M0(rsqrt) M0(sin) M0(cos) M0(tanh) M0(sigmoid) M0(relu)
-    M0(erf) M0(reciprocal) M0(logical_not) M0(sum) M0(mean) M0(contiguous)
+M0(abs)
+M0(exp) M0(log) M0(log1p) M0(sqrt) M0(rsqrt) M0(sin) M0(cos) M0(tanh) M0(sigmoid) M0(relu) M0(erf)
+    M0(reciprocal) M0(logical_not) M0(sum) M0(mean) M0(contiguous)
 #undef M0
 #define M1(name, T) \
   Tensor Tensor::name(T o) const { return thunder::name(*this, o); }

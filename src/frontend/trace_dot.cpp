@@ -128,7 +128,7 @@ class DotWriter {
         out_ += fmt::format(
             "  {} [shape=note, fillcolor=\"#ffd27f\", class=\"saved\", label={}];\n", id,
             dot_string(fmt::format("saved for backward\n{} {}\n{} bytes", p->name, p->type_str(),
-                               saved->second)));
+                                   saved->second)));
         edge_from(p->name, id);
       } else {
         edge_from(p->name, "result");

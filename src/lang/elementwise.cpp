@@ -187,15 +187,15 @@ void register_elementwise() {
   Value name(const Value& a, const Value& b) { THUNDER_LTORCH_CALL("ltorch." #name, a, b); }
 
 UNARY(neg)
-UNARY(abs) UNARY(exp) UNARY(log) UNARY(log1p) UNARY(sqrt) UNARY(rsqrt) UNARY(sin) UNARY(cos)
-    UNARY(tanh) UNARY(sigmoid) UNARY(relu) UNARY(silu) UNARY(erf) UNARY(reciprocal)
-        UNARY(logical_not) BINARY(mul) BINARY(div) BINARY(pow) BINARY(maximum) BINARY(minimum)
-            BINARY(eq) BINARY(ne) BINARY(lt) BINARY(le) BINARY(gt) BINARY(ge) BINARY(logical_and)
-                BINARY(logical_or)
+UNARY(abs)
+UNARY(exp) UNARY(log) UNARY(log1p) UNARY(sqrt) UNARY(rsqrt) UNARY(sin) UNARY(cos) UNARY(tanh)
+    UNARY(sigmoid) UNARY(relu) UNARY(silu) UNARY(erf) UNARY(reciprocal) UNARY(logical_not)
+        BINARY(mul) BINARY(div) BINARY(pow) BINARY(maximum) BINARY(minimum) BINARY(eq) BINARY(ne)
+            BINARY(lt) BINARY(le) BINARY(gt) BINARY(ge) BINARY(logical_and) BINARY(logical_or)
 #undef UNARY
 #undef BINARY
 
-                    Value add(const Value& a, const Value& b, const Value& alpha) {
+                Value add(const Value& a, const Value& b, const Value& alpha) {
   THUNDER_LTORCH_CALL("ltorch.add", a, b, alpha);
 }
 Value sub(const Value& a, const Value& b, const Value& alpha) {

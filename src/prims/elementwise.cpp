@@ -131,9 +131,10 @@ void register_elementwise() {
   Value name(const Value& a, const Value& b) { THUNDER_PRIM_CALL("prims." #name, a, b); }
 
 UNARY(neg)
-UNARY(abs) UNARY(exp) UNARY(log) UNARY(log1p) UNARY(sqrt) UNARY(rsqrt) UNARY(sin) UNARY(cos)
-    UNARY(tanh) UNARY(erf) UNARY(reciprocal) UNARY(sigmoid) UNARY(bitwise_not) UNARY(logical_not)
-        BINARY(add) BINARY(sub) BINARY(mul) BINARY(div) BINARY(pow) BINARY(maximum) BINARY(minimum)
+UNARY(abs)
+UNARY(exp) UNARY(log) UNARY(log1p) UNARY(sqrt) UNARY(rsqrt) UNARY(sin) UNARY(cos) UNARY(tanh)
+    UNARY(erf) UNARY(reciprocal) UNARY(sigmoid) UNARY(bitwise_not) UNARY(logical_not) BINARY(add)
+        BINARY(sub) BINARY(mul) BINARY(div) BINARY(pow) BINARY(maximum) BINARY(minimum)
             BINARY(bitwise_and) BINARY(bitwise_or) BINARY(bitwise_xor) BINARY(eq) BINARY(ne)
                 BINARY(lt) BINARY(le) BINARY(gt) BINARY(ge) BINARY(logical_and) BINARY(logical_or)
 #undef UNARY

@@ -24,7 +24,8 @@ constexpr int64_t kMiB = 1 << 20;
 // Resident-memory bounds mean nothing under AddressSanitizer: its quarantine
 // keeps freed blocks resident on purpose (make test runs these checks).
 #if defined(__SANITIZE_ADDRESS__)
-#define SKIP_UNDER_ASAN() GTEST_SKIP() << "AddressSanitizer's quarantine keeps freed memory resident"
+#define SKIP_UNDER_ASAN() \
+  GTEST_SKIP() << "AddressSanitizer's quarantine keeps freed memory resident"
 #else
 #define SKIP_UNDER_ASAN() (void)0
 #endif

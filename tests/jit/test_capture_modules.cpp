@@ -18,9 +18,7 @@ struct BlockImpl : torch::nn::Module {
         norm(register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({hidden})))),
         drop(register_module("drop", torch::nn::Dropout(p))),
         fc2(register_module("fc2", torch::nn::Linear(hidden, in))) {}
-  at::Tensor forward(const at::Tensor& x) {
-    return x + fc2(drop(torch::gelu(norm(fc1(x)))));
-  }
+  at::Tensor forward(const at::Tensor& x) { return x + fc2(drop(torch::gelu(norm(fc1(x))))); }
   torch::nn::Linear fc1;
   torch::nn::LayerNorm norm;
   torch::nn::Dropout drop;

@@ -60,8 +60,8 @@ TEST(NamedPasses, LoweringARegionWithoutItsKernelIsAnError) {
 }
 
 TEST(NamedPasses, FusionStepsOneAtATimeRunLikeEager) {
-  const Trace done = run_passes(parse(kExpTanh),
-                                {"claim", "flatten", "form_regions", "fusion_kernels"});
+  const Trace done =
+      run_passes(parse(kExpTanh), {"claim", "flatten", "form_regions", "fusion_kernels"});
   ASSERT_EQ(regions(done), 1) << done;
   const Program program = lower(done);
   at::Tensor x = at::randn({8});

@@ -148,8 +148,7 @@ void run_programs(const std::vector<std::string>& executors, const std::string& 
         return checkpoint([](Tensor p, Tensor q) { return p.matmul(q).sin(); }, a, b).cos();
       },
       {}, {x, w});
-  grad_program("router", test::router, {},
-               {at::randn({6, 8}), at::randn({4, 8}).requires_grad_()});
+  grad_program("router", test::router, {}, {at::randn({6, 8}), at::randn({4, 8}).requires_grad_()});
   grad_program("inplace_no_grad",
                [](Tensor a, Tensor b) {
                  Tensor t = a * 1.0;

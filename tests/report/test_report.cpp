@@ -352,8 +352,7 @@ TEST(Report, NoGradHasNoBackwardAndGuardsOnGradMode) {
   const std::string last = off.substr(marked, off.find("</pre>", marked) - marked);
   EXPECT_NE(last.find("prologue.check_grad_mode(False)"), std::string::npos) << last;
   EXPECT_NE(off.find("prologue.check_grad_mode(True)"), std::string::npos) << off;
-  EXPECT_EQ(attr_values(read(dir / "grad_off.html"), "data-misses"),
-            std::vector<std::string>{"2"});
+  EXPECT_EQ(attr_values(read(dir / "grad_off.html"), "data-misses"), std::vector<std::string>{"2"});
 }
 
 // The router: a custom autograd function saves a zero tensor and the
@@ -421,8 +420,8 @@ TEST(Report, DemoModelOpensInHeadlessChromium) {
   // The page's one script ran to its end without an error.
   EXPECT_NE(dom.find("data-script-ok=\"1\""), std::string::npos);
   // One cluster per fusion region, forward and backward, as the browser sees it.
-  const int regions = count_regions(last_traces(jgpt).back()) +
-                      count_regions(last_backward_traces(jgpt).back());
+  const int regions =
+      count_regions(last_traces(jgpt).back()) + count_regions(last_backward_traces(jgpt).back());
   EXPECT_GT(regions, 2);
   EXPECT_EQ(count(dom, "class=\"cluster\""), regions);
   // Every saved value is a row of the table in the rendered page too.

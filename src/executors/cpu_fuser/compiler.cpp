@@ -36,8 +36,9 @@ namespace fs = std::filesystem;
 // GCC will not if-convert a select between two computed values on AVX2, so
 // loops with tanh, erf or a division stay scalar there (AVX-512's masks hide it).
 const std::vector<std::string> kFlags = {
-    "-O3",  "-march=native", "-fopenmp", "-shared", "-fPIC", "-ffp-contract=off", "-fno-math-errno",
-    "-fno-trapping-math", "-w"};
+    "-O3",   "-march=native",     "-fopenmp",        "-shared",
+    "-fPIC", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math",
+    "-w"};
 
 std::atomic<int64_t> compiles{0}, disk_hits{0}, memory_hits{0}, fallbacks{0}, rebuilds{0};
 std::atomic<int64_t> counter{0};
