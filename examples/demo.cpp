@@ -2,7 +2,9 @@
 // the repo, once eagerly and once with thunder::jit, from the same initial
 // weights and batches; then show what the compiler did: the loss curves,
 // step time, the bytes the forward keeps alive for the backward, and the
-// final forward and backward traces (written to build/demo/).
+// final forward and backward traces (written to build/demo/). Then the same
+// for the same GPT written in plain libtorch (torch::nn modules), jitted
+// unmodified.
 #include <ATen/ATen.h>
 #include <thunder/runtime/memory_meter.h>
 #include <thunder/thunder.h>
@@ -17,6 +19,7 @@
 #include <sstream>
 
 #include "char_gpt.h"
+#include "torch_char_gpt.h"
 
 using thunder::Tensor;
 
@@ -69,10 +72,13 @@ struct Run {
   int64_t saved_bytes = 0;
 };
 
+const at::Tensor& aten_of(const Tensor& t) { return t.aten(); }
+const at::Tensor& aten_of(const at::Tensor& t) { return t; }
+
 template <typename Loss>
-Run train(thunder::models::CharGPT& model, Loss&& loss_fn,
+Run train(const std::vector<at::Tensor>& parameters, Loss&& loss_fn,
           const std::vector<std::pair<at::Tensor, at::Tensor>>& batches) {
-  torch::optim::AdamW opt(model.parameters(), torch::optim::AdamWOptions(3e-3));
+  torch::optim::AdamW opt(parameters, torch::optim::AdamWOptions(3e-3));
   Run run;
   double total_ms = 0;
   for (int step = 0; step < kSteps; ++step) {
@@ -80,17 +86,39 @@ Run train(thunder::models::CharGPT& model, Loss&& loss_fn,
     auto t0 = std::chrono::steady_clock::now();
     opt.zero_grad();
     int64_t before = thunder::MemoryMeter::live_bytes();
-    Tensor loss = loss_fn(x, y);
+    auto loss = loss_fn(x, y);
     // What the forward left alive besides the loss: the tensors autograd saved.
-    run.saved_bytes = thunder::MemoryMeter::live_bytes() - before - loss.aten().nbytes();
+    run.saved_bytes = thunder::MemoryMeter::live_bytes() - before - aten_of(loss).nbytes();
     loss.backward();
     opt.step();
     auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0);
     if (step >= kWarmup) total_ms += ms.count();  // skip warm-up (and the jit's compile)
-    run.losses.push_back(loss.item<double>());
+    run.losses.push_back(aten_of(loss).template item<double>());
   }
   run.step_ms = total_ms / (kSteps - kWarmup);
   return run;
+}
+
+void print_runs(const Run& eager, const Run& jit) {
+  std::printf("%6s %12s %12s\n", "step", "eager loss", "jit loss");
+  for (int s = 0; s < kSteps; s += 20)
+    std::printf("%6d %12.4f %12.4f\n", s, eager.losses[s], jit.losses[s]);
+  std::printf("%6d %12.4f %12.4f\n\n", kSteps - 1, eager.losses.back(), jit.losses.back());
+  std::printf("%-34s %12s %12s %9s\n", "", "eager", "jit", "eager/jit");
+  std::printf("%-34s %9.2f ms %9.2f ms %8.2fx\n", "train step (fwd+bwd+AdamW)", eager.step_ms,
+              jit.step_ms, eager.step_ms / jit.step_ms);
+  std::printf("%-34s %9.1f KB %9.1f KB %8.2fx\n", "saved for backward", eager.saved_bytes / 1024.0,
+              jit.saved_bytes / 1024.0, static_cast<double>(eager.saved_bytes) / jit.saved_bytes);
+}
+
+// Same weights, same batches: the runs differ only by float rounding order.
+bool report_outcome(const Run& eager, const Run& jit) {
+  const bool learned = jit.losses.back() < 0.6 * jit.losses.front();
+  const bool same = std::abs(eager.losses.back() - jit.losses.back()) < 0.02 * eager.losses.back();
+  std::printf("loss %s (%.3f -> %.3f); eager and jit final losses %s\n",
+              learned ? "falls" : "DOES NOT FALL", jit.losses.front(), jit.losses.back(),
+              same ? "agree" : "DIFFER");
+  return learned && same;
 }
 
 void write_traces(const std::vector<thunder::Trace>& traces, const std::string& stem) {
@@ -122,20 +150,11 @@ int main() {
       static_cast<long long>(kContext), static_cast<long long>(V), corpus.text.size(),
       static_cast<long long>(kBatch), kSteps);
   Run eager = train(
-      eager_model, [&](auto& a, auto& b) { return eager_model.forward(a, b); }, batches);
+      eager_model.parameters(), [&](auto& a, auto& b) { return eager_model.forward(a, b); },
+      batches);
   Run jit = train(
-      jit_model, [&](auto& a, auto& b) { return jloss(a, b); }, batches);
-
-  std::printf("%6s %12s %12s\n", "step", "eager loss", "jit loss");
-  for (int s = 0; s < kSteps; s += 20)
-    std::printf("%6d %12.4f %12.4f\n", s, eager.losses[s], jit.losses[s]);
-  std::printf("%6d %12.4f %12.4f\n\n", kSteps - 1, eager.losses.back(), jit.losses.back());
-
-  std::printf("%-34s %12s %12s %9s\n", "", "eager", "jit", "eager/jit");
-  std::printf("%-34s %9.2f ms %9.2f ms %8.2fx\n", "train step (fwd+bwd+AdamW)", eager.step_ms,
-              jit.step_ms, eager.step_ms / jit.step_ms);
-  std::printf("%-34s %9.1f KB %9.1f KB %8.2fx\n", "saved for backward", eager.saved_bytes / 1024.0,
-              jit.saved_bytes / 1024.0, static_cast<double>(eager.saved_bytes) / jit.saved_bytes);
+      jit_model.parameters(), [&](auto& a, auto& b) { return jloss(a, b); }, batches);
+  print_runs(eager, jit);
   thunder::CompileStats stats = thunder::compile_stats(jloss);
   std::printf("compile: %.0f ms; cache: %lld miss, %lld hits\n", stats.last_compile_ms,
               static_cast<long long>(thunder::cache_misses(jloss)),
@@ -157,11 +176,25 @@ int main() {
   std::printf("Compile report (stages, graphs, saved for backward, guards, times): %s\n\n",
               std::filesystem::absolute("build/demo/report.html").c_str());
 
-  // Same weights, same batches: the runs differ only by float rounding order.
-  bool learned = jit.losses.back() < 0.6 * jit.losses.front();
-  bool same = std::abs(eager.losses.back() - jit.losses.back()) < 0.02 * eager.losses.back();
-  std::printf("loss %s (%.3f -> %.3f); eager and jit final losses %s\n",
-              learned ? "falls" : "DOES NOT FALL", jit.losses.front(), jit.losses.back(),
-              same ? "agree" : "DIFFER");
-  return learned && same ? 0 : 1;
+  const bool thunder_ok = report_outcome(eager, jit);
+
+  // The same GPT in plain libtorch: torch::nn modules jitted as they are.
+  at::manual_seed(1);
+  thunder::models::TorchCharGPT torch_eager(V, kContext, kDim, kHeads, kLayers);
+  at::manual_seed(1);
+  thunder::models::TorchCharGPT torch_jitted(V, kContext, kDim, kHeads, kLayers);
+  auto torch_jloss = thunder::jit(torch_jitted);
+  std::printf(
+      "\nThe same GPT written in plain libtorch (torch::nn modules, at::Tensor), jitted "
+      "unmodified:\n\n");
+  Run torch_eager_run = train(
+      torch_eager->parameters(), [&](auto& a, auto& b) { return torch_eager(a, b); }, batches);
+  Run torch_jit_run = train(
+      torch_jitted->parameters(), [&](auto& a, auto& b) { return torch_jloss(a, b); }, batches);
+  print_runs(torch_eager_run, torch_jit_run);
+  const thunder::CompileStats torch_stats = thunder::compile_stats(torch_jloss);
+  std::printf("compile (capture + pipeline): %.0f ms; %lld fusion regions\n",
+              torch_stats.last_compile_ms, static_cast<long long>(torch_stats.fusion_regions));
+  const bool torch_ok = report_outcome(torch_eager_run, torch_jit_run);
+  return thunder_ok && torch_ok ? 0 : 1;
 }

@@ -139,10 +139,24 @@ class CaptureSession {
     return "";
   }
 
+  // One tensor object, or two with the same trace value.
+  bool same_tensor(const at::Tensor& a, const at::Tensor& b, const std::string& op) {
+    if (a.unsafeGetTensorImpl() == b.unsafeGetTensorImpl()) return true;
+    const Entry* ea = known_entry(a, op);
+    const Entry* eb = known_entry(b, op);
+    return ea && eb && ea->value.is_tensor() && eb->value.is_tensor() &&
+           ea->value.proxy() == eb->value.proxy();
+  }
+
   std::optional<Value> transpose_of(const at::Tensor& t) const {
     auto it = entries_.find(t.unsafeGetTensorImpl());
     if (it == entries_.end()) return std::nullopt;
     return it->second.transpose_of;
+  }
+  std::optional<std::pair<Value, Value>> matmul_transposed(const at::Tensor& t) const {
+    auto it = entries_.find(t.unsafeGetTensorImpl());
+    if (it == entries_.end()) return std::nullopt;
+    return it->second.matmul_transposed;
   }
 
   void on_op(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack);
@@ -155,6 +169,9 @@ class CaptureSession {
     bool produced = false;        // made by an op of this run (not an argument or capture)
     bool aliased = false;         // a view, or viewed: writes to it would reach others
     std::optional<Value> transpose_of;
+    // (x, w) when this is matmul(x, t(w)) of a 2-D w: torch::nn::Linear's
+    // output before its bias is added (linear with bias, see capture_ops.cpp).
+    std::optional<std::pair<Value, Value>> matmul_transposed;
   };
 
   // The entry of a tensor the run met (a shallow copy of one it made counts,
@@ -266,6 +283,20 @@ std::string functional_name(const c10::FunctionSchema& s) {
 
 std::string CaptureSession::refusal(const std::string& name, const c10::FunctionSchema& schema,
                                     const std::vector<c10::IValue>& args, const Translation*& tr) {
+  if (name == "aten::equal") {
+    // MultiheadAttention asks `equal(query, key)` to detect self-attention.
+    // On one tensor (the guard keeps later calls so) the answer is known.
+    static const Translation always_true = [](const AtenCall&) { return Value(true); };
+    if (!same_tensor(args.at(0).toTensor(), args.at(1).toTensor(), name))
+      return "compares two different tensors, a host value computed from their data that a "
+             "trace cannot hold; pass the same tensor (self-attention) or compare outside the "
+             "jitted function";
+    tr = &always_true;
+    return "";
+  }
+  if (has_data_dependent_shape(name))
+    return "returns a tensor whose shape depends on tensor data, which a trace cannot express; "
+           "compute it outside the jitted function (or use a mask with where/masked_fill)";
   if (returns_host_value(name))
     return "returns a host value to C++ (a number or bool computed from tensor data), which a "
            "trace cannot hold; compute it outside the jitted function";
@@ -381,6 +412,10 @@ void CaptureSession::on_op(const c10::OperatorHandle& op, c10::DispatchKeySet ks
   }
   if (name == "aten::t" && args[0].toTensor().dim() == 2 && outs[0].isTensor())
     entry(outs[0].toTensor()).transpose_of = value_of(args[0].toTensor(), name);
+  if (name == "aten::matmul" && outs[0].isTensor())
+    if (std::optional<Value> w = transpose_of(args[1].toTensor()))
+      entry(outs[0].toTensor()).matmul_transposed =
+          std::make_pair(value_of(args[0].toTensor(), name), *w);
 }
 
 void on_captured_op(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
@@ -435,6 +470,11 @@ std::optional<DType> AtenCall::dtype_arg(size_t i) const {
 std::optional<Value> AtenCall::transpose_of(size_t i) const {
   if (!args_[i].isTensor()) return std::nullopt;
   return s_.transpose_of(args_[i].toTensor());
+}
+
+std::optional<std::pair<Value, Value>> AtenCall::matmul_transposed(size_t i) const {
+  if (!args_[i].isTensor()) return std::nullopt;
+  return s_.matmul_transposed(args_[i].toTensor());
 }
 
 // ---- entry points ----

@@ -50,6 +50,18 @@ Value addmm(C c) {
   return ltorch::add(self, mm);
 }
 
+// torch::nn::Linear on a batch of rank other than 2 emits matmul(x, t(w))
+// then add_(b): that is linear(x, w, b), as thunder code would write it.
+Value add_tensor(C c) {
+  const Value alpha = c.scalar(2);
+  if (auto xw = c.matmul_transposed(0);
+      xw && is_literal(alpha, 1) && c.arg(1).isTensor() &&
+      !c.aten(1).unsafeGetTensorImpl()->is_wrapped_number() && c.aten(1).dim() == 1 &&
+      c.aten(1).size(0) == c.aten(0).size(-1) && c.aten(1).scalar_type() == c.aten(0).scalar_type())
+    return ltorch::linear(xw->first, xw->second, c.tensor(1));
+  return ltorch::add(c.tensor(0), c.tensor(1), alpha);
+}
+
 // x[a:b] along one dim (Python slicing): start and end as libtorch clamps
 // them, read off the eager result; steps other than 1 are not translated.
 Value slice(C c) {
@@ -79,8 +91,9 @@ Value embedding(C c) {
 // Targets equal to ignore_index are not skipped (ltorch.cross_entropy has no
 // ignore_index): the default -100 never matches a class index.
 Value cross_entropy(C c) {
-  if (!c.is_none(2) || c.int_arg(3) != 1 || c.double_arg(5) != 0.0 || c.aten(0).dim() != 2 ||
-      c.aten(1).dim() != 1 || !at::isIntegralType(c.aten(1).scalar_type(), false))
+  if (!c.tensor(2).is_none() || c.int_arg(3) != 1 || c.double_arg(5) != 0.0 ||
+      c.aten(0).dim() != 2 || c.aten(1).dim() != 1 ||
+      !at::isIntegralType(c.aten(1).scalar_type(), false))
     c.fail(
         "only [N, C] logits with [N] class indices, mean reduction, no weight and no label "
         "smoothing are translated");
@@ -105,7 +118,7 @@ Value squeeze_dim(C c) {
 const std::unordered_map<std::string, Translation>& table() {
   static const std::unordered_map<std::string, Translation> rows = {
       // ---- elementwise ----
-      {"aten::add.Tensor", [](C c) { return ltorch::add(c.tensor(0), c.tensor(1), c.scalar(2)); }},
+      {"aten::add.Tensor", add_tensor},
       {"aten::add.Scalar", [](C c) { return ltorch::add(c.tensor(0), c.scalar(1), c.scalar(2)); }},
       {"aten::sub.Tensor", [](C c) { return ltorch::sub(c.tensor(0), c.tensor(1), c.scalar(2)); }},
       {"aten::sub.Scalar", [](C c) { return ltorch::sub(c.tensor(0), c.scalar(1), c.scalar(2)); }},
@@ -183,9 +196,7 @@ const std::unordered_map<std::string, Translation>& table() {
       {"aten::select.int",
        [](C c) { return ltorch::select(c.tensor(0), c.int_arg(1), c.int_arg(2)); }},
       {"aten::narrow",
-       [](C c) {
-         return ltorch::narrow(c.tensor(0), c.int_arg(1), c.int_arg(2), c.int_arg(3));
-       }},
+       [](C c) { return ltorch::narrow(c.tensor(0), c.int_arg(1), c.int_arg(2), c.int_arg(3)); }},
       {"aten::slice.Tensor", slice},
       {"aten::contiguous", [](C c) { return ltorch::contiguous(c.tensor(0)); }},
       {"aten::to.dtype", [](C c) { return ltorch::to(c.tensor(0), *c.dtype_arg(1)); }},
@@ -247,6 +258,23 @@ const std::unordered_map<std::string, Translation>& table() {
        [](C c) {
          return ltorch::full(result_shape(c), c.scalar(1), result_device(c), result_dtype(c));
        }},
+      // arange(end), arange(start, end), arange(start, end, step): the
+      // numbers as given, device and dtype from the eager result.
+      {"aten::arange",
+       [](C c) {
+         return ltorch::arange(Value(int64_t{0}), c.scalar(0), Value(int64_t{1}), result_device(c),
+                               result_dtype(c));
+       }},
+      {"aten::arange.start",
+       [](C c) {
+         return ltorch::arange(c.scalar(0), c.scalar(1), Value(int64_t{1}), result_device(c),
+                               result_dtype(c));
+       }},
+      {"aten::arange.start_step",
+       [](C c) {
+         return ltorch::arange(c.scalar(0), c.scalar(1), c.scalar(2), result_device(c),
+                               result_dtype(c));
+       }},
       // The functional forms of fill_ and zero_ (fresh tensors only).
       {"aten::fill.Scalar",
        [](C c) {
@@ -276,6 +304,20 @@ bool returns_host_value(const std::string& name) {
       {"aten::allclose", true},   {"aten::is_same_size", true},
   };
   return host.count(name) != 0;
+}
+
+bool has_data_dependent_shape(const std::string& name) {
+  static const std::unordered_map<std::string, bool> ops = {
+      {"aten::nonzero", true},
+      {"aten::masked_select", true},
+      {"aten::unique", true},
+      {"aten::_unique", true},
+      {"aten::_unique2", true},
+      {"aten::unique_dim", true},
+      {"aten::unique_consecutive", true},
+      {"aten::argwhere", true},
+  };
+  return ops.count(name) != 0;
 }
 
 std::vector<std::string> translated_ops() {

@@ -10,6 +10,7 @@
 #include <exception>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "thunder/core/dtype.h"
@@ -70,6 +71,8 @@ class AtenCall {
   const at::Tensor& result(size_t k = 0) const { return results_[k].toTensor(); }
   // The value v when tensor argument i was produced by aten::t of a 2-D v.
   std::optional<Value> transpose_of(size_t i) const;
+  // (x, w) when tensor argument i is matmul(x, t(w)) of a 2-D w.
+  std::optional<std::pair<Value, Value>> matmul_transposed(size_t i) const;
 
   // Throws thunder::Error: "<aten::name.overload>: <message>".
   template <typename... Args>
@@ -95,5 +98,7 @@ const Translation* find_translation(const std::string& name);
 std::vector<std::string> translated_ops();
 // Ops that hand a host value back to C++ (item, equal, ...): never traceable.
 bool returns_host_value(const std::string& name);
+// Ops whose result's shape depends on tensor data (nonzero, unique, ...).
+bool has_data_dependent_shape(const std::string& name);
 
 }  // namespace thunder::detail

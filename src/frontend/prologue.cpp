@@ -1,6 +1,7 @@
 #include "prologue.h"
 
 #include "thunder/executors/kernel.h"
+#include "thunder/runtime/guard.h"
 
 namespace thunder::detail {
 
@@ -82,6 +83,16 @@ Trace build_prologue(const TracedCall& c, const std::vector<FlatArg>& args,
     std::vector<Value> members(group.begin(), group.end());
     p.bsyms.push_back(check("prologue.check_aliases", std::move(members)));
   }
+  // Arguments that are one tensor (or the same view of it): part of the
+  // aliasing words of the signature.
+  for (size_t j = 0; j < args.size(); ++j)
+    for (size_t i = 0; i < j; ++i)
+      if (args[i].kind == FlatArg::Kind::Tensor && args[j].kind == FlatArg::Kind::Tensor &&
+          args[i].tensor.defined() && args[j].tensor.defined() &&
+          GuardSignature::same_view(args[i].tensor, args[j].tensor)) {
+        p.bsyms.push_back(check("prologue.check_same_view", {c.arg_values[i], c.arg_values[j]}));
+        break;
+      }
   p.bsyms.push_back(check("prologue.check_grad_mode", {Value(grad_mode)}));
   if (module_training)
     p.bsyms.push_back(check("prologue.check_module_training", {Value(*module_training)}));

@@ -56,9 +56,12 @@ class GuardSignature {
   }
 
   // Tensor arguments that share storage with an earlier one: one word per
-  // such argument (naming the earliest of its group; none in the usual case),
-  // so a call that passes one buffer twice compiles its own entry. Sorting
-  // storage pointers in reused buffers: O(N log N), no allocation per call.
+  // such argument (naming the earliest of its group, and whether it is the
+  // very same view of it; none in the usual case), so a call that passes one
+  // buffer twice compiles its own entry, and one that passes a tensor twice
+  // (where `equal(a, b)` was captured as true) does not share an entry with
+  // one that passes two overlapping views. Sorting storage pointers in
+  // reused buffers: O(N log N), no allocation per call.
   void add_aliasing(const std::vector<FlatArg>& args) {
     alias_scratch_.clear();
     for (size_t i = 0; i < args.size(); ++i) {
@@ -79,7 +82,15 @@ class GuardSignature {
     }
     // In argument order, so the words do not depend on pointer values.
     std::sort(alias_pairs_.begin(), alias_pairs_.end());
-    for (const auto& [i, j] : alias_pairs_) add(4000 + i * (int64_t{1} << 32) + j);
+    for (const auto& [i, j] : alias_pairs_)
+      add(4000 + i * (int64_t{1} << 33) + j * 2 + same_view(args[i].tensor, args[j].tensor));
+  }
+
+  // One tensor object, or two that read the same elements in the same order.
+  static bool same_view(const at::Tensor& a, const at::Tensor& b) {
+    return a.unsafeGetTensorImpl() == b.unsafeGetTensorImpl() ||
+           (a.data_ptr() == b.data_ptr() && a.scalar_type() == b.scalar_type() &&
+            a.sizes() == b.sizes() && a.strides() == b.strides());
   }
 
   uint64_t hash() const { return hash_; }
