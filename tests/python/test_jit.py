@@ -355,3 +355,66 @@ def test_every_submodule_flag_is_guarded_exactly():
     assert thunder_cpp.cache_misses(jm) == 2
     guards = str(thunder_cpp.last_prologue_trace(jm))
     assert "prologue.check_module_training" in guards, guards
+
+
+def test_transformer_encoder_layer_trains_like_eager_and_eval_is_its_own_entry():
+    torch.manual_seed(4)
+    make = lambda: torch.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0).double()
+    eager, jitted_model = make(), make()
+    jitted_model.load_state_dict(eager.state_dict())
+    jm = thunder_cpp.jit(jitted_model)
+    opt_e = torch.optim.AdamW(eager.parameters(), lr=1e-2)
+    opt_j = torch.optim.AdamW(jm.parameters(), lr=1e-2)
+    x = torch.randn(6, 2, 8, dtype=torch.float64)
+    target = torch.randn(6, 2, 8, dtype=torch.float64)
+    for _ in range(3):
+        losses = []
+        for model, opt in ((eager, opt_e), (jm, opt_j)):
+            opt.zero_grad()
+            loss = ((model(x) - target) ** 2).mean()
+            loss.backward()
+            losses.append(loss.detach())
+        assert_close(losses[1], losses[0])
+        for (name, pe), pj in zip(eager.named_parameters(), jitted_model.parameters()):
+            assert pj.grad is not None, name
+            assert_close(pj.grad, pe.grad, 1e-10)
+        opt_e.step()
+        opt_j.step()
+    assert thunder_cpp.cache_misses(jm) == 1
+    eager.eval()
+    jitted_model.eval()
+    with torch.no_grad():
+        assert_close(jm(x), eager(x), 1e-12)
+    assert thunder_cpp.cache_misses(jm) == 2
+
+
+def test_small_gpt_trains_with_adamw_like_eager():
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).parents[2] / "examples" / "python" / "train_gpt.py"
+    spec = importlib.util.spec_from_file_location("train_gpt", path)
+    gpt = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpt)
+    torch.manual_seed(5)
+    eager = gpt.GPT(vocab=17, context=8, dim=16, heads=2, layers=2).double()
+    jitted_model = gpt.GPT(vocab=17, context=8, dim=16, heads=2, layers=2).double()
+    jitted_model.load_state_dict(eager.state_dict())
+    jm = thunder_cpp.jit(jitted_model)
+    opt_e = torch.optim.AdamW(eager.parameters(), lr=3e-3)
+    opt_j = torch.optim.AdamW(jm.parameters(), lr=3e-3)
+    mask = torch.triu(torch.ones(8, 8, dtype=torch.bool), diagonal=1)
+    positions = torch.arange(8)
+    for _ in range(5):
+        data = torch.randint(0, 17, (3, 9))
+        idx, targets = data[:, :-1], data[:, 1:]
+        losses = []
+        for model, opt in ((eager, opt_e), (jm, opt_j)):
+            opt.zero_grad()
+            loss = model(idx, targets, mask, positions)
+            loss.backward()
+            opt.step()
+            losses.append(loss.detach())
+        assert_close(losses[1], losses[0])
+    for (name, pe), pj in zip(eager.named_parameters(), jitted_model.parameters()):
+        assert_close(pj.detach(), pe.detach(), 1e-10)
+    assert thunder_cpp.cache_misses(jm) == 1 and thunder_cpp.cache_hits(jm) == 4
