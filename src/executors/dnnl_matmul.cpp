@@ -242,18 +242,21 @@ at::Tensor matmul_f32(const at::Tensor& a_in, const at::Tensor& b_in) {
     THUNDER_INTERNAL_CHECK(plan(operand_of(a), operand_of(b), &p, &nbatch, &batch),
                            "dnnl: contiguous operands must have an sgemm layout");
   }
+  if (p.m == 0 || p.n == 0 || p.k == 0 || p.batch_count == 0) return at::matmul(a_in, b_in);
   std::copy(batch.begin(), batch.begin() + nbatch, out_shape.begin());
   out_shape[nbatch] = a.size(-2);
   out_shape[nbatch + 1] = b.size(-1);
-  at::Tensor out = at::empty(c10::IntArrayRef(out_shape.data(), nbatch + 2), a.options());
-  if (out.numel() == 0 || p.k == 0) return at::matmul(a_in, b_in);
+  // The output is allocated only once oneDNN is chosen (or being measured).
+  at::Tensor out;
+  auto run = [&] {
+    if (!out.defined())
+      out = at::empty(c10::IntArrayRef(out_shape.data(), nbatch + 2), a.options());
+    run_plan(p, out.data_ptr<float>(), 0.0f);
+  };
   const ShapeKey key{Kind::Matmul, p.a.trans, p.b.trans, p.m, p.n, p.k, p.batch_count};
-  float* c = out.data_ptr<float>();
-  if (!Measured || choose_dnnl(
-                       key, [&] { run_plan(p, c, 0.0f); }, [&] { (void)at::matmul(a_in, b_in); }))
-    run_plan(p, c, 0.0f);
-  else
-    out = at::matmul(a_in, b_in);
+  if (Measured && !choose_dnnl(key, run, [&] { (void)at::matmul(a_in, b_in); }))
+    return at::matmul(a_in, b_in);
+  run();
   return out;
 }
 
@@ -280,24 +283,23 @@ at::Tensor linear_f32(const at::Tensor& x_in, const at::Tensor& w_in, const at::
     x = x.contiguous();
     THUNDER_INTERNAL_CHECK(plan_x(), "dnnl: contiguous operands must have an sgemm layout");
   }
+  if (p.m == 0 || p.n == 0 || p.k == 0 || p.batch_count == 0) return at::linear(x_in, w_in, bias);
   std::array<int64_t, kMaxBatchDims + 2> out_shape{};
   std::copy(x.sizes().begin(), x.sizes().end() - 1, out_shape.begin());
   out_shape[x.dim() - 1] = w.size(0);
-  at::Tensor out = at::empty(c10::IntArrayRef(out_shape.data(), x.dim()), x.options());
-  if (out.numel() == 0 || p.k == 0) return at::linear(x_in, w_in, bias);
-  float* c = out.data_ptr<float>();
   const bool has_bias = bias.defined();
+  at::Tensor out;
   auto run = [&] {
-    // The bias is written first and accumulated into (beta = 1).
+    if (!out.defined()) out = at::empty(c10::IntArrayRef(out_shape.data(), x.dim()), x.options());
+    // The bias is written first and the product accumulated onto it (beta = 1).
     if (has_bias) out.copy_(bias);
-    run_plan(p, c, has_bias ? 1.0f : 0.0f);
+    run_plan(p, out.data_ptr<float>(), has_bias ? 1.0f : 0.0f);
   };
   const ShapeKey key{has_bias ? Kind::LinearBias : Kind::Linear, p.a.trans, p.b.trans, p.m, p.n,
                      p.k, p.batch_count};
-  if (!Measured || choose_dnnl(key, run, [&] { (void)at::linear(x_in, w_in, bias); }))
-    run();
-  else
-    out = at::linear(x_in, w_in, bias);
+  if (Measured && !choose_dnnl(key, run, [&] { (void)at::linear(x_in, w_in, bias); }))
+    return at::linear(x_in, w_in, bias);
+  run();
   return out;
 }
 
