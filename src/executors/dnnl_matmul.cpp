@@ -146,8 +146,8 @@ void run_plan(const Plan& p, float* c, float beta) {
   std::array<int64_t, kMaxBatchDims> idx{};
   const float *pa = p.a.data, *pb = p.b.data;
   for (int64_t i = 0; i < p.batch_count; ++i) {
-    dnnl_status_t st = dnnl_sgemm(p.a.trans, p.b.trans, p.m, p.n, p.k, 1.0f, pa, p.a.ld, pb,
-                                  p.b.ld, beta, c + i * mn, std::max<int64_t>(p.n, 1));
+    dnnl_status_t st = dnnl_sgemm(p.a.trans, p.b.trans, p.m, p.n, p.k, 1.0f, pa, p.a.ld, pb, p.b.ld,
+                                  beta, c + i * mn, std::max<int64_t>(p.n, 1));
     THUNDER_CHECK(st == dnnl_success, "dnnl: dnnl_sgemm failed with status {}",
                   static_cast<int>(st));
     // Step the batch odometer, moving the operand pointers by their strides.
@@ -295,8 +295,13 @@ at::Tensor linear_f32(const at::Tensor& x_in, const at::Tensor& w_in, const at::
     if (has_bias) out.copy_(bias);
     run_plan(p, out.data_ptr<float>(), has_bias ? 1.0f : 0.0f);
   };
-  const ShapeKey key{has_bias ? Kind::LinearBias : Kind::Linear, p.a.trans, p.b.trans, p.m, p.n,
-                     p.k, p.batch_count};
+  const ShapeKey key{has_bias ? Kind::LinearBias : Kind::Linear,
+                     p.a.trans,
+                     p.b.trans,
+                     p.m,
+                     p.n,
+                     p.k,
+                     p.batch_count};
   if (Measured && !choose_dnnl(key, run, [&] { (void)at::linear(x_in, w_in, bias); }))
     return at::linear(x_in, w_in, bias);
   run();
@@ -308,8 +313,8 @@ at::Tensor linear_f32(const at::Tensor& x_in, const at::Tensor& w_in, const at::
 template <bool Measured>
 void matmul_kernel(KernelCall& k) {
   const at::Tensor &a = k.tensor(0), &b = k.tensor(1);
-  if (a.scalar_type() != at::kFloat || b.scalar_type() != at::kFloat || a.dim() < 2 ||
-      b.dim() < 2) [[unlikely]] {
+  if (a.scalar_type() != at::kFloat || b.scalar_type() != at::kFloat || a.dim() < 2 || b.dim() < 2)
+      [[unlikely]] {
     k.set_output(0, at::matmul(a, b));
     return;
   }

@@ -112,9 +112,9 @@ void expect_matmul_matches(at::IntArrayRef sa, at::IntArrayRef sb, MakeOperands 
 TEST(DnnlMatmul, TwoDimensionalShapes) {
   at::manual_seed(0);
   expect_matmul_matches({7, 13}, {13, 5});
-  expect_matmul_matches({1, 13}, {13, 5});   // one row
-  expect_matmul_matches({7, 13}, {13, 1});   // one column
-  expect_matmul_matches({7, 1}, {1, 5});     // K = 1
+  expect_matmul_matches({1, 13}, {13, 5});  // one row
+  expect_matmul_matches({7, 13}, {13, 1});  // one column
+  expect_matmul_matches({7, 1}, {1, 5});    // K = 1
   expect_matmul_matches({64, 96}, {96, 33});
 }
 
@@ -166,7 +166,8 @@ TEST(DnnlMatmul, LinearWithAndWithoutBias) {
   at::manual_seed(4);
   for (bool with_bias : {true, false}) {
     for (auto xs : {std::vector<int64_t>{13}, {7, 13}, {2, 3, 13}}) {
-      at::Tensor x = at::randn(xs).requires_grad_(true), w = at::randn({5, 13}).requires_grad_(true);
+      at::Tensor x = at::randn(xs).requires_grad_(true),
+                 w = at::randn({5, 13}).requires_grad_(true);
       at::Tensor bias = with_bias ? at::randn({5}).requires_grad_(true) : at::Tensor();
       at::Tensor want = at::linear(x, w, bias);
       at::Tensor g = at::randn(want.sizes());
@@ -177,9 +178,8 @@ TEST(DnnlMatmul, LinearWithAndWithoutBias) {
       const std::string what = "x " + c10::str(x.sizes()) + (with_bias ? " with bias" : "");
       at::Tensor got;
       if (with_bias) {
-        auto jfn = jit([](const Tensor& a, const Tensor& w, const Tensor& b) {
-          return F::linear(a, w, b);
-        });
+        auto jfn = jit(
+            [](const Tensor& a, const Tensor& w, const Tensor& b) { return F::linear(a, w, b); });
         got = jfn(jx, jw, jb).aten();
         expect_all_on(last_traces(jfn).back(), "dnnl");
       } else {
