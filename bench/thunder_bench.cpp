@@ -6,6 +6,7 @@
 #include <spawn.h>
 #include <sys/wait.h>
 #include <thunder/executors/cpu_fuser.h>
+#include <thunder/executors/dnnl_matmul.h>
 #include <thunder/runtime/memory_meter.h>
 #include <thunder/thunder.h>
 #include <torch/csrc/api/include/torch/version.h>
@@ -17,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -285,6 +287,74 @@ void models_fwd_bwd() {
   }
 }
 
+// --- Matmuls on oneDNN ------------------------------------------------------
+// The dnnl executor on and off in one process: eager libtorch, jit without
+// dnnl ({"cpu_fuser", "aten"}: every matmul on ATen/OpenBLAS), jit with dnnl
+// deciding per shape by measurement (the default), and jit with dnnl forced
+// for every shape (THUNDER_DNNL=1 while compiling). One rep runs each variant
+// once, interleaved, so load drifts hit all alike; median [min, max] in ms.
+void dnnl_rows() {
+  std::printf("\n== Matmuls: ATen vs oneDNN (dnnl executor), fwd+bwd, ms median [min, max] ==\n");
+  std::printf("%-34s %22s %22s %22s %22s\n", "workload", "eager", "jit, dnnl off",
+              "jit, dnnl measured", "jit, dnnl forced");
+  at::manual_seed(0);
+  auto run = [](const char* name, std::vector<at::Tensor> leaves, int reps,
+                std::vector<std::function<at::Tensor()>> variants) {
+    std::vector<std::vector<double>> ms(variants.size());
+    for (int r = -1; r < reps; ++r) {  // r = -1: warm-up (compiles, measures shapes)
+      for (size_t v = 0; v < variants.size(); ++v) {
+        for (auto& p : leaves) p.mutable_grad() = at::Tensor();
+        auto t0 = std::chrono::steady_clock::now();
+        variants[v]().backward();
+        auto t1 = std::chrono::steady_clock::now();
+        if (r >= 0) ms[v].push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      }
+    }
+    std::printf("%-34s", name);
+    for (auto& t : ms) {
+      std::sort(t.begin(), t.end());
+      std::printf(
+          " %22s",
+          fmt::format("{:.1f} [{:.1f}, {:.1f}]", t[t.size() / 2], t.front(), t.back()).c_str());
+    }
+    std::printf("\n");
+  };
+  const thunder::JitOptions off = {.executors = {"cpu_fuser", "aten"}};
+  thunder::dnnl::reset_choices();
+  {
+    thunder::models::GPTBlock gpt(/*vocab=*/512, /*C=*/256, /*heads=*/8);
+    at::Tensor idx = at::randint(0, 512, {8, 128}), tgt = at::randint(0, 512, {8, 128});
+    auto j_off = thunder::jit(gpt, off);
+    auto j_on = thunder::jit(gpt);
+    auto j_forced = thunder::jit(gpt);
+    {
+      // THUNDER_DNNL is read when the first call compiles.
+      setenv("THUNDER_DNNL", "1", 1);
+      j_forced(idx, tgt).aten().backward();
+      unsetenv("THUNDER_DNNL");
+    }
+    run("GPT block B8 T128 C256", gpt.parameters(), 7,
+        {[&] { return gpt.reference(idx, tgt); }, [&] { return j_off(idx, tgt).aten(); },
+         [&] { return j_on(idx, tgt).aten(); }, [&] { return j_forced(idx, tgt).aten(); }});
+  }
+  {
+    thunder::models::MLP mlp(1024, 4096);
+    at::Tensor x = at::randn({1024, 1024});
+    auto j_off = thunder::jit(mlp, off);
+    auto j_on = thunder::jit(mlp);
+    auto j_forced = thunder::jit(mlp);
+    setenv("THUNDER_DNNL", "1", 1);
+    j_forced(x).sum().aten().backward();
+    unsetenv("THUNDER_DNNL");
+    run("MLP 1024x1024->4096->1024", mlp.parameters(), 5,
+        {[&] { return mlp.reference(x).sum(); }, [&] { return j_off(x).sum().aten(); },
+         [&] { return j_on(x).sum().aten(); }, [&] { return j_forced(x).sum().aten(); }});
+  }
+  thunder::dnnl::ChoiceStats st = thunder::dnnl::choice_stats();
+  std::printf("dnnl measured: oneDNN chosen for %lld of %lld shape classes\n",
+              static_cast<long long>(st.dnnl_chosen), static_cast<long long>(st.measured));
+}
+
 // --- Compile time -----------------------------------------------------------
 // Kernels live in two caches: $THUNDER_CACHE_DIR on disk and a per-process
 // table of loaded kernels. Only a new process sees the disk cache alone, so
@@ -499,6 +569,7 @@ int main(int argc, char** argv) {
     if (wanted("gelu_bwd")) gelu_chain_fwd_bwd();
     if (wanted("cross_entropy")) softmax_cross_entropy();
     if (wanted("models")) models_fwd_bwd();
+    if (wanted("dnnl")) dnnl_rows();
     // Compile time does not depend on the thread count: once.
     if (wanted("compile") && threads == thread_counts.front()) gpt_compile_time();
     if (wanted("random")) random_draws();

@@ -2,12 +2,13 @@
 # Installs the Debian packages the build needs (OpenBLAS replaces the slow
 # reference BLAS that libtorch-dev links by default), only when one is missing, so
 # `make demo` and `make test` work on a fresh Debian 12 machine as root.
+# libdnnl-dev: the dnnl executor's headers (libtorch already loads libdnnl2).
 # graphviz draws the compile report's graphs; chromium opens the report in
 # its browser test (docs/report.md). The Python module thunder_cpp builds
 # against Debian's python3-torch (the same libtorch) with pybind11.
 set -euo pipefail
 pkgs=(cmake ninja-build g++ ccache libtorch-dev libgtest-dev libgmock-dev libbenchmark-dev
-      libfmt-dev llvm-14-tools libgoogle-perftools-dev libopenblas0-pthread
+      libfmt-dev llvm-14-tools libgoogle-perftools-dev libopenblas0-pthread libdnnl-dev
       graphviz chromium python3-dev python3-torch python3-pytest pybind11-dev)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -10,10 +10,14 @@ Executor& aten_prims_executor();
 namespace cpu_fuser {
 Executor& cpu_fuser_executor();
 }
+namespace dnnl {
+Executor& dnnl_executor();
+}
 
 namespace {
 std::vector<Executor*> all_executors() {
-  return {&cpu_fuser::cpu_fuser_executor(), &aten::aten_executor(), &aten::aten_prims_executor()};
+  return {&cpu_fuser::cpu_fuser_executor(), &dnnl::dnnl_executor(), &aten::aten_executor(),
+          &aten::aten_prims_executor()};
 }
 }  // namespace
 

@@ -8,10 +8,12 @@ namespace thunder {
 
 struct JitOptions {
   // Executors in priority order. "cpu_fuser" fuses elementwise, view and
-  // reduction prims into generated kernels (docs/fusion.md); "aten" claims
-  // every symbol with libtorch's kernels; "aten_prims" runs every composite as
-  // its decomposition into prims.
-  std::vector<std::string> executors = {"cpu_fuser", "aten"};
+  // reduction prims into generated kernels (docs/fusion.md); "dnnl" runs
+  // float32 CPU matmul and linear with oneDNN's sgemm where that measured
+  // faster than ATen for the shape (docs/matmul.md; THUNDER_DNNL=0 turns it
+  // off); "aten" claims every symbol with libtorch's kernels; "aten_prims"
+  // runs every composite as its decomposition into prims.
+  std::vector<std::string> executors = {"cpu_fuser", "dnnl", "aten"};
   // How cpu_fuser forms regions.
   std::string fusion_type = "dataflow";  // "consecutive" or "dataflow"
   // Choose the saved-for-backward set by a minimum cut, recomputing cheap

@@ -19,7 +19,7 @@
 namespace thunder {
 
 struct PassOptions {
-  std::vector<std::string> executors = {"cpu_fuser", "aten"};  // claim and fusion
+  std::vector<std::string> executors = {"cpu_fuser", "dnnl", "aten"};  // claim and fusion
   std::string fusion_type = "dataflow";                        // fusion
 };
 

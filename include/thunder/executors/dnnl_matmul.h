@@ -1,0 +1,32 @@
+// The dnnl executor ("dnnl" in JitOptions::executors): float32 CPU matmul and
+// linear through oneDNN's sgemm, chosen over ATen per shape by measurement
+// (docs/matmul.md). This header holds its switch and its choice table's
+// counters; the executor itself is reached by name (executor_by_name).
+#pragma once
+
+#include <cstdint>
+
+namespace thunder {
+class Executor;
+namespace dnnl {
+
+// THUNDER_DNNL, read when a function is compiled: "0" claims nothing (ATen
+// runs every matmul), "1" runs oneDNN for every claimed shape without
+// measuring, unset measures. Other values throw thunder::Error.
+enum class Mode { Measure, Off, Always };
+Mode mode();
+
+// The process-wide choice table: shape classes measured so far and how many
+// of them oneDNN won.
+struct ChoiceStats {
+  int64_t measured = 0;
+  int64_t dnnl_chosen = 0;
+};
+ChoiceStats choice_stats();
+// Forgets every choice (tests; the next call of each shape measures again).
+void reset_choices();
+
+Executor& dnnl_executor();
+
+}  // namespace dnnl
+}  // namespace thunder

@@ -1,0 +1,290 @@
+// The dnnl executor: float32 matmul and linear through oneDNN's sgemm against
+// eager libtorch (values and gradients) over odd shapes, batch broadcasting,
+// transposed and non-contiguous operands, an MLP and the GPT block; which
+// statements it claims (float32 CPU only, nothing under THUNDER_DNNL=0); and
+// the per-shape choice table. Correctness cases run with THUNDER_DNNL=1 so the
+// oneDNN path runs whatever the measurement would pick on this machine.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <thunder/executors/dnnl_matmul.h>
+#include <thunder/thunder.h>
+
+#include <cstdlib>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "models.h"
+
+namespace thunder {
+namespace {
+
+namespace F = nn::functional;
+
+// Sets an environment variable for one scope, restoring the old value after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// Position of an executor in the default list (BoundSymbol::executor).
+int default_index(const std::string& name) {
+  const auto ex = JitOptions{}.executors;
+  for (size_t i = 0; i < ex.size(); ++i)
+    if (ex[i] == name) return static_cast<int>(i);
+  return -1;
+}
+
+bool is_matmul(const BoundSymbol& b) {
+  const std::string& id = b.sym->id;
+  return id == "ltorch.matmul" || id == "ltorch.linear" || id == "prims.matmul" ||
+         id == "prims.linear";
+}
+
+// Executor indices of a trace's matmul and linear statements, in order.
+std::vector<int> matmul_executors(const Trace& t) {
+  std::vector<int> out;
+  for (const BoundSymbol& b : t.bsyms)
+    if (is_matmul(b)) out.push_back(b.executor);
+  return out;
+}
+
+void expect_all_on(const Trace& t, const std::string& executor) {
+  std::vector<int> ex = matmul_executors(t);
+  EXPECT_FALSE(ex.empty()) << t;
+  for (int e : ex) EXPECT_EQ(e, default_index(executor)) << t;
+}
+
+void expect_close(const at::Tensor& got, const at::Tensor& want, const std::string& what) {
+  ASSERT_TRUE(got.defined()) << what;
+  ASSERT_EQ(got.sizes(), want.sizes()) << what;
+  EXPECT_TRUE(at::allclose(got, want, 1e-4, 1e-5))
+      << what << ": max abs diff " << (got - want).abs().max().item<double>();
+}
+
+using MakeOperands = std::function<std::pair<at::Tensor, at::Tensor>(at::Tensor, at::Tensor)>;
+
+std::pair<at::Tensor, at::Tensor> as_is(at::Tensor a, at::Tensor b) { return {a, b}; }
+
+// Jitted matmul(make(la, lb)) against at::matmul on the same operands: the
+// product, and the gradients of the leaves la [sa] and lb [sb] through a
+// random cotangent. Both the forward and the backward matmuls must be dnnl's.
+void expect_matmul_matches(at::IntArrayRef sa, at::IntArrayRef sb, MakeOperands make = as_is) {
+  ScopedEnv always("THUNDER_DNNL", "1");
+  at::Tensor la = at::randn(sa).requires_grad_(true), lb = at::randn(sb).requires_grad_(true);
+  auto [ea, eb] = make(la, lb);
+  at::Tensor want = at::matmul(ea, eb);
+  at::Tensor g = at::randn(want.sizes());
+  (want * g).sum().backward();
+
+  at::Tensor ja = la.detach().clone().requires_grad_(true);
+  at::Tensor jb = lb.detach().clone().requires_grad_(true);
+  auto [a, b] = make(ja, jb);
+  auto jfn = jit([](const Tensor& x, const Tensor& y) { return matmul(x, y); });
+  at::Tensor got = jfn(a, b).aten();
+  (got * g).sum().backward();
+
+  const std::string what = "a " + c10::str(a.sizes()) + " strides " + c10::str(a.strides()) +
+                           ", b " + c10::str(b.sizes()) + " strides " + c10::str(b.strides());
+  expect_close(got.detach(), want.detach(), what + ": value");
+  expect_close(ja.grad(), la.grad(), what + ": grad a");
+  expect_close(jb.grad(), lb.grad(), what + ": grad b");
+  expect_all_on(last_traces(jfn).back(), "dnnl");
+  expect_all_on(last_backward_traces(jfn).back(), "dnnl");
+}
+
+TEST(DnnlMatmul, TwoDimensionalShapes) {
+  at::manual_seed(0);
+  expect_matmul_matches({7, 13}, {13, 5});
+  expect_matmul_matches({1, 13}, {13, 5});  // one row
+  expect_matmul_matches({7, 13}, {13, 1});  // one column
+  expect_matmul_matches({7, 1}, {1, 5});    // K = 1
+  expect_matmul_matches({64, 96}, {96, 33});
+}
+
+TEST(DnnlMatmul, BatchedAndBroadcast) {
+  at::manual_seed(1);
+  expect_matmul_matches({2, 3, 4, 5}, {5, 6});     // batch folds into M
+  expect_matmul_matches({4, 5}, {2, 5, 6});        // left operand broadcast
+  expect_matmul_matches({2, 3, 4, 5}, {3, 5, 6});  // right operand broadcast over dim 0
+  expect_matmul_matches({3, 1, 4, 5}, {2, 5, 6});  // both broadcast
+  expect_matmul_matches({2, 7, 13}, {2, 13, 5});   // equal batch dims
+  expect_matmul_matches({2, 1, 13}, {2, 13, 5});   // batched single rows
+}
+
+TEST(DnnlMatmul, TransposedViews) {
+  at::manual_seed(2);
+  // x @ weight.t(): the weight's transpose is a layout, not a copy.
+  expect_matmul_matches({7, 13}, {5, 13}, [](at::Tensor a, at::Tensor w) {
+    return std::pair{a, w.t()};
+  });
+  // q @ k.transpose(-2, -1) on 4-D views of one qkv buffer, as attention does.
+  expect_matmul_matches({2, 4, 3, 3 * 6}, {2, 4, 3, 3 * 6}, [](at::Tensor q, at::Tensor k) {
+    return std::pair{q.transpose(1, 2).narrow(-1, 0, 6),
+                     k.transpose(1, 2).narrow(-1, 6, 6).transpose(-2, -1)};
+  });
+  // Both operands transposed.
+  expect_matmul_matches({13, 7}, {5, 13}, [](at::Tensor a, at::Tensor b) {
+    return std::pair{a.t(), b.t()};
+  });
+}
+
+TEST(DnnlMatmul, NonContiguousOperands) {
+  at::manual_seed(3);
+  // Rows spaced wider than the row (a leading dimension > K).
+  expect_matmul_matches({7, 20}, {13, 5}, [](at::Tensor a, at::Tensor b) {
+    return std::pair{a.narrow(1, 2, 13), b};
+  });
+  // Neither inner stride is 1: copied first.
+  expect_matmul_matches({14, 26}, {13, 10}, [](at::Tensor a, at::Tensor b) {
+    return std::pair{a.slice(0, 0, 14, 2).slice(1, 0, 26, 2), b.slice(1, 0, 10, 2)};
+  });
+  // A batch operand expanded (stride 0) from one matrix.
+  expect_matmul_matches({1, 4, 5}, {3, 5, 6}, [](at::Tensor a, at::Tensor b) {
+    return std::pair{a.expand({3, 4, 5}), b};
+  });
+}
+
+TEST(DnnlMatmul, LinearWithAndWithoutBias) {
+  ScopedEnv always("THUNDER_DNNL", "1");
+  at::manual_seed(4);
+  for (bool with_bias : {true, false}) {
+    for (auto xs : {std::vector<int64_t>{13}, {7, 13}, {2, 3, 13}}) {
+      at::Tensor x = at::randn(xs).requires_grad_(true),
+                 w = at::randn({5, 13}).requires_grad_(true);
+      at::Tensor bias = with_bias ? at::randn({5}).requires_grad_(true) : at::Tensor();
+      at::Tensor want = at::linear(x, w, bias);
+      at::Tensor g = at::randn(want.sizes());
+      (want * g).sum().backward();
+      at::Tensor jx = x.detach().clone().requires_grad_(true);
+      at::Tensor jw = w.detach().clone().requires_grad_(true);
+      at::Tensor jb = with_bias ? bias.detach().clone().requires_grad_(true) : at::Tensor();
+      const std::string what = "x " + c10::str(x.sizes()) + (with_bias ? " with bias" : "");
+      at::Tensor got;
+      if (with_bias) {
+        auto jfn = jit(
+            [](const Tensor& a, const Tensor& w, const Tensor& b) { return F::linear(a, w, b); });
+        got = jfn(jx, jw, jb).aten();
+        expect_all_on(last_traces(jfn).back(), "dnnl");
+      } else {
+        auto jfn = jit([](const Tensor& a, const Tensor& w) { return F::linear(a, w); });
+        got = jfn(jx, jw).aten();
+        expect_all_on(last_traces(jfn).back(), "dnnl");
+      }
+      (got * g).sum().backward();
+      expect_close(got.detach(), want.detach(), what + ": value");
+      expect_close(jx.grad(), x.grad(), what + ": grad x");
+      expect_close(jw.grad(), w.grad(), what + ": grad w");
+      if (with_bias) expect_close(jb.grad(), bias.grad(), what + ": grad bias");
+    }
+  }
+}
+
+template <typename M>
+void expect_model_grads_match(M& model, const std::function<Tensor()>& jit_loss,
+                              const std::function<at::Tensor()>& ref_loss) {
+  at::Tensor loss = jit_loss().aten();
+  loss.backward();
+  std::vector<at::Tensor> jit_grads;
+  for (auto& p : model.parameters()) {
+    jit_grads.push_back(p.grad().clone());
+    p.mutable_grad() = at::Tensor();
+  }
+  at::Tensor ref = ref_loss();
+  ref.backward();
+  expect_close(loss.detach(), ref.detach(), "loss");
+  auto named = model.named_parameters();
+  for (size_t i = 0; i < named.size(); ++i)
+    expect_close(jit_grads[i], named[i].second.grad(), named[i].first);
+}
+
+TEST(DnnlMatmul, JittedMLP) {
+  ScopedEnv always("THUNDER_DNNL", "1");
+  at::manual_seed(5);
+  models::MLP mlp(24, 40);
+  auto jmlp = jit(mlp);
+  at::Tensor x = at::randn({2, 9, 24});
+  expect_model_grads_match(
+      mlp, [&] { return jmlp(x).sum(); }, [&] { return mlp.reference(x).sum(); });
+  expect_all_on(last_traces(jmlp).back(), "dnnl");
+  expect_all_on(last_backward_traces(jmlp).back(), "dnnl");
+}
+
+TEST(DnnlMatmul, JittedGPTBlock) {
+  ScopedEnv always("THUNDER_DNNL", "1");
+  at::manual_seed(6);
+  models::GPTBlock gpt(/*vocab=*/50, /*C=*/32, /*heads=*/4);
+  auto jgpt = jit(gpt);
+  at::Tensor idx = at::randint(0, 50, {2, 8}), targets = at::randint(0, 50, {2, 8});
+  expect_model_grads_match(
+      gpt, [&] { return jgpt(idx, targets); }, [&] { return gpt.reference(idx, targets); });
+  // qkv, q @ k^T, att @ v, proj, fc, fc_out, lm_head.
+  const Trace fwd = last_traces(jgpt).back();
+  EXPECT_EQ(matmul_executors(fwd).size(), 7u) << fwd;
+  expect_all_on(fwd, "dnnl");
+  expect_all_on(last_backward_traces(jgpt).back(), "dnnl");
+}
+
+TEST(DnnlMatmul, Float64StaysOnAten) {
+  ScopedEnv always("THUNDER_DNNL", "1");
+  auto jfn = jit([](const Tensor& a, const Tensor& b) { return matmul(a, b); });
+  at::Tensor a = at::randn({7, 13}, at::kDouble), b = at::randn({13, 5}, at::kDouble);
+  EXPECT_TRUE(at::allclose(jfn(a, b).aten(), at::matmul(a, b)));
+  expect_all_on(last_traces(jfn).back(), "aten");
+}
+
+TEST(DnnlMatmul, DisabledByEnvironment) {
+  ScopedEnv off("THUNDER_DNNL", "0");
+  at::manual_seed(7);
+  auto jfn = jit([](const Tensor& a, const Tensor& w) { return F::linear(matmul(a, a), w); });
+  at::Tensor a = at::randn({6, 6}), w = at::randn({4, 6});
+  expect_close(jfn(a, w).aten(), at::linear(at::matmul(a, a), w), "value");
+  expect_all_on(last_traces(jfn).back(), "aten");
+}
+
+TEST(DnnlMatmul, BadEnvironmentValueIsAnError) {
+  ScopedEnv bad("THUNDER_DNNL", "yes");
+  auto jfn = jit([](const Tensor& a, const Tensor& b) { return matmul(a, b); });
+  at::Tensor a = at::randn({2, 2});
+  EXPECT_THROW(jfn(a, a), Error);
+}
+
+// Unset THUNDER_DNNL: the first call of a shape class measures both libraries
+// and remembers the winner; a second call of the same class does not measure.
+TEST(DnnlMatmul, ChoiceIsMeasuredOncePerShape) {
+  ScopedEnv measure("THUNDER_DNNL", nullptr);
+  dnnl::reset_choices();
+  at::manual_seed(8);
+  auto jfn = jit([](const Tensor& a, const Tensor& b) { return matmul(a, b); });
+  at::Tensor a = at::randn({9, 17}), b = at::randn({17, 11});
+  expect_close(jfn(a, b).aten(), at::matmul(a, b), "first call");
+  EXPECT_EQ(dnnl::choice_stats().measured, 1);
+  at::Tensor a2 = at::randn({9, 17}), b2 = at::randn({17, 11});
+  expect_close(jfn(a2, b2).aten(), at::matmul(a2, b2), "second call");
+  EXPECT_EQ(dnnl::choice_stats().measured, 1);
+  at::Tensor c = at::randn({3, 17});
+  expect_close(jfn(c, b).aten(), at::matmul(c, b), "another shape");
+  EXPECT_EQ(dnnl::choice_stats().measured, 2);
+  expect_all_on(last_traces(jfn).back(), "dnnl");
+  dnnl::reset_choices();
+  EXPECT_EQ(dnnl::choice_stats().measured, 0);
+}
+
+}  // namespace
+}  // namespace thunder
