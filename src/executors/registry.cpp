@@ -10,10 +10,14 @@ Executor& aten_prims_executor();
 namespace cpu_fuser {
 Executor& cpu_fuser_executor();
 }
+namespace c10d_executor {
+Executor& c10d_executor();
+}
 
 namespace {
 std::vector<Executor*> all_executors() {
-  return {&cpu_fuser::cpu_fuser_executor(), &aten::aten_executor(), &aten::aten_prims_executor()};
+  return {&cpu_fuser::cpu_fuser_executor(), &aten::aten_executor(), &aten::aten_prims_executor(),
+          &c10d_executor::c10d_executor()};
 }
 }  // namespace
 

@@ -17,6 +17,7 @@
 #include "thunder/transforms/functionalize.h"
 #include "thunder/transforms/rematerialize.h"
 #include "thunder/transforms/replace_uniform.h"
+#include "thunder/transforms/sort_waits.h"
 
 namespace thunder {
 
@@ -111,6 +112,8 @@ const std::vector<NamedPass>& named_passes() {
   static const std::vector<NamedPass> passes = {
       {"dce", "drop statements whose outputs nothing reads",
        each("Dead Code Elimination", [](const Trace& t, const PassOptions&) { return dce(t); })},
+      {"sort_waits", "issue collectives as early as possible, wait as late as possible",
+       each("Sort waits", [](const Trace& t, const PassOptions&) { return sort_waits(t); })},
       {"cse", "merge pure statements equal to an earlier one",
        each("Common Subexpression Elimination",
             [](const Trace& t, const PassOptions&) { return cse(t); })},

@@ -13,6 +13,7 @@
 #include "thunder/transforms/functionalize.h"
 #include "thunder/transforms/rematerialize.h"
 #include "thunder/transforms/replace_uniform.h"
+#include "thunder/transforms/sort_waits.h"
 
 namespace thunder {
 
@@ -104,6 +105,7 @@ void transform_for_execution(Stages& s, Trace t, const PipelineOptions& o,
     for (const FusionPass& pass : o.executors[k]->fusion_passes())
       t = s.run(pass.name, [&] { return pass.run(t, ctx); });
   }
+  if (has_collectives(t)) t = s.run("Sort waits", [&] { return sort_waits(t); });
   s.run("Delete Last Used", [&] { return del_last_used(t); });
 }
 

@@ -1,0 +1,31 @@
+// State beyond arguments and training flags that changes what a module's
+// forward traces to (e.g. distributed::no_sync turning gradient
+// communication off). A module that implements GuardedState has each of its
+// flags read on every call of thunder::jit(module) and made part of the cache
+// entry's guard, like a training flag: each setting gets its own compiled
+// entry, and the prologue prints the check.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace thunder::nn {
+class Module;
+}
+
+namespace thunder::detail {
+
+class GuardedState {
+ public:
+  virtual ~GuardedState() = default;
+  // Name (as the prologue prints it) and reader of each flag.
+  virtual std::vector<std::pair<std::string, std::function<bool()>>> guarded_flags() const = 0;
+};
+
+class JitState;
+// The thunder module a jitted callable was made from, or nullptr.
+nn::Module* jit_module(const JitState& s);
+
+}  // namespace thunder::detail
