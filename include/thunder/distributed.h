@@ -68,8 +68,8 @@ ProcessGroup init_process_group();
 ProcessGroup init_process_group(const ProcessGroupOptions& options);
 
 struct DdpOptions {
-  // Gradient bucket size. Not used yet: every parameter's gradient is its own
-  // all_reduce (docs/distributed.md).
+  // Gradients are all-reduced in greedy buckets of at most this size (MiB), in
+  // the order the backward produces them; 0: one all_reduce per parameter.
   double bucket_size_mb = 25;
   // Copy rank 0's parameters to every rank when wrapping (replicas start equal).
   bool broadcast_parameters = true;
@@ -78,7 +78,9 @@ struct DdpOptions {
 namespace detail {
 
 // The untyped part of DistributedDataParallel (src/frontend/distributed.cpp).
-class DdpBase : public nn::Module, public thunder::detail::GuardedState {
+class DdpBase : public nn::Module,
+                public thunder::detail::GuardedState,
+                public thunder::detail::GradientBuckets {
  public:
   DdpBase(std::shared_ptr<nn::Module> inner, ProcessGroup group, DdpOptions options);
   DdpBase(const DdpBase&) = delete;
@@ -90,6 +92,7 @@ class DdpBase : public nn::Module, public thunder::detail::GuardedState {
   bool sync_gradients() const { return sync_.load(std::memory_order_relaxed); }
   void set_sync_gradients(bool on) { sync_.store(on, std::memory_order_relaxed); }
   std::vector<std::pair<std::string, std::function<bool()>>> guarded_flags() const override;
+  int64_t gradient_bucket_bytes() const override;
   // Averages the parameters' gradients (.grad) over the group in place; a
   // parameter that requires grad and has none counts as zeros.
   void average_gradients();

@@ -219,6 +219,10 @@ void DdpBase::average_gradients() {
   }
 }
 
+int64_t DdpBase::gradient_bucket_bytes() const {
+  return static_cast<int64_t>(options_.bucket_size_mb * 1024 * 1024);
+}
+
 void DdpBase::synchronize_parameters() const {
   if (!sync_gradients()) return;
   TraceCtx* ctx = current_trace_ctx();

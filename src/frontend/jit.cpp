@@ -182,6 +182,8 @@ class JitState {
       for (const nn::Module* sub : module->modules())
         training_flags.push_back([sub] { return sub->is_training(); });
     if (const auto* g = dynamic_cast<const GuardedState*>(module)) state_flags = g->guarded_flags();
+    if (const auto* b = dynamic_cast<const GradientBuckets*>(module))
+      gradient_bucket_bytes = b->gradient_bucket_bytes();
     retrace_every_call = options.cache == "none";  // decided once: no string work per call
     install_cpu_allocator();
     publish(std::make_unique<EntryList>());
@@ -377,6 +379,7 @@ class JitState {
   std::vector<std::function<bool()>> training_flags;
   // A GuardedState module's flags, guarded the same way.
   std::vector<std::pair<std::string, std::function<bool()>>> state_flags;
+  int64_t gradient_bucket_bytes = 0;  // a GradientBuckets module's
   // A torch::nn or TorchScript module's parameters and buffers by path.
   std::function<std::vector<std::pair<std::string, at::Tensor>>()> foreign_tensors;
   std::vector<Executor*> executors;
@@ -499,7 +502,8 @@ std::shared_ptr<CacheEntry> JitState::compile(TraceFn fn, void* ctx, CallScratch
                      .strict_saved_for_backward = options.strict_saved_for_backward,
                      .grad_enabled = grad_mode,
                      .alias_groups = std::move(aliases),
-                     .tracing_ms = tracing_ms};
+                     .tracing_ms = tracing_ms,
+                     .gradient_bucket_bytes = gradient_bucket_bytes};
   const std::vector<ProxyPtr> inputs_of_trace = traced.trace.inputs;
   CompiledTraces ct = run_pipeline(std::move(traced.trace), po);
 

@@ -11,6 +11,7 @@
 #include "thunder/executors/cpu_fuser.h"
 #include "thunder/frontend/pipeline.h"
 #include "thunder/transforms/autodiff.h"
+#include "thunder/transforms/bucket_all_reduces.h"
 #include "thunder/transforms/cse.h"
 #include "thunder/transforms/dce.h"
 #include "thunder/transforms/del_last_used.h"
@@ -112,6 +113,9 @@ const std::vector<NamedPass>& named_passes() {
   static const std::vector<NamedPass> passes = {
       {"dce", "drop statements whose outputs nothing reads",
        each("Dead Code Elimination", [](const Trace& t, const PassOptions&) { return dce(t); })},
+      {"bucket_all_reduces", "all_reduces in greedy 25 MiB buckets (one collective per bucket)",
+       each("Bucket all_reduces",
+            [](const Trace& t, const PassOptions&) { return bucket_all_reduces(t, 25 << 20); })},
       {"sort_waits", "issue collectives as early as possible, wait as late as possible",
        each("Sort waits", [](const Trace& t, const PassOptions&) { return sort_waits(t); })},
       {"cse", "merge pure statements equal to an earlier one",

@@ -9,7 +9,9 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
+#include <sstream>
 
 #include "launch.h"
 
@@ -77,12 +79,14 @@ constexpr double kLr = 1e-2;
 
 // ---- oracle: 2 ranks x B/2 against 1 process x B ----
 
-THUNDER_WORKER(oracle) {
+// Trains the ddp MLP on this rank's half of the batch; writes the final
+// parameters and rank 0's last forward and backward traces.
+int train_ddp(const std::string& dir, double bucket_size_mb) {
   td::ProcessGroup pg = td::init_process_group();
   const int rank = static_cast<int>(pg.rank());
   // Different initial values on each rank: ddp must start every replica from rank 0's.
   auto model = std::make_shared<Mlp>(100 + rank);
-  auto jm = thunder::jit(td::ddp(model, pg, {.bucket_size_mb = 25}));
+  auto jm = thunder::jit(td::ddp(model, pg, {.bucket_size_mb = bucket_size_mb}));
   auto [x, y] = batch();
   const int64_t half = kBatch / pg.world_size();
   at::Tensor xr = x.narrow(0, rank * half, half), yr = y.narrow(0, rank * half, half);
@@ -98,6 +102,18 @@ THUNDER_WORKER(oracle) {
     write_text(dir + "/forward.txt", thunder::last_traces(jm).back().str());
   }
   return thunder::cache_misses(jm) == 1 ? 0 : 10;
+}
+
+THUNDER_WORKER(oracle) { return train_ddp(dir, 25); }
+THUNDER_WORKER(oracle_unbucketed) { return train_ddp(dir, 0); }
+// 0.0005 MiB = 524 bytes: the b2, w2 and b1 gradients (24 + 240 + 80 bytes)
+// share a bucket; w1's (480 bytes) does not fit and goes alone.
+THUNDER_WORKER(oracle_small_buckets) { return train_ddp(dir, 0.0005); }
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
 }
 
 TEST(Ddp, TwoRanksOnHalfBatchesMatchOneProcessOnTheBatch) {
@@ -132,12 +148,12 @@ TEST(Ddp, TwoRanksOnHalfBatchesMatchOneProcessOnTheBatch) {
   EXPECT_GT(moved, 1e-3);
 }
 
-// Where the collectives land: the forward synchronizes each parameter; the
-// backward scales each gradient by 1/world, all-reduces it as soon as it is
-// produced, and waits for every reduction only at the end, after the
-// remaining backward computation.
+// Where the collectives land without buckets: the forward synchronizes each
+// parameter; the backward scales each gradient by 1/world, all-reduces it as
+// soon as it is produced, and waits for every reduction only at the end,
+// after the remaining backward computation.
 TEST(Ddp, BackwardTraceAllReducesEachGradientAndWaitsLate) {
-  auto r = launch("oracle", 2);
+  auto r = launch("oracle_unbucketed", 2);
   expect_ok(r);
   const std::string fwd = read_text(r.dir + "/forward.txt");
   const std::string bwd = read_text(r.dir + "/backward.txt");
@@ -175,6 +191,54 @@ TEST(Ddp, BackwardTraceAllReducesEachGradientAndWaitsLate) {
   for (size_t w : waits) {
     std::string name = lines[w].substr(2, lines[w].find(" = ") - 2);
     EXPECT_NE(ret.find(name), std::string::npos) << name << " not returned: " << ret;
+  }
+}
+
+// With 25 MiB buckets the four gradients (824 bytes) share one all_reduce:
+// packed (flattened, concatenated, divided by the world size once) after the
+// last gradient is produced; the wait comes after all computation, then
+// slices of the result are the four gradients.
+TEST(Ddp, BackwardTraceReducesOneBucket) {
+  auto r = launch("oracle", 2);
+  expect_ok(r);
+  const std::string bwd = read_text(r.dir + "/backward.txt");
+  std::cout << bwd;
+  EXPECT_EQ(count(bwd, "= prims.all_reduce("), 1) << bwd;
+  EXPECT_EQ(count(bwd, "= prims.wait("), 1) << bwd;
+  const size_t reduce = bwd.find("= prims.all_reduce("), wait = bwd.find("= prims.wait(");
+  const size_t cat = bwd.find("prims.cat(");
+  ASSERT_NE(cat, std::string::npos) << bwd;
+  EXPECT_LT(cat, reduce) << bwd;
+  EXPECT_LT(reduce, wait) << bwd;
+  // The reduced pack holds all 103 values, and the scale is applied to it once.
+  const std::string reduce_line = bwd.substr(reduce, bwd.find('\n', reduce) - reduce);
+  EXPECT_NE(reduce_line.find("\"cpu f64[103]\""), std::string::npos) << reduce_line;
+  EXPECT_EQ(count(bwd, ", 2.0)"), 1) << bwd;
+  // Four slices of the wait's result, after it.
+  EXPECT_EQ(count(bwd.substr(wait), "prims.slice("), 4) << bwd;
+  EXPECT_EQ(count(bwd.substr(0, wait), "prims.slice("), 0) << bwd;
+}
+
+// Buckets change how gradients travel, not their values: 0 (one all_reduce
+// per parameter), 524 bytes (two) and 25 MiB (one) give bitwise-equal
+// parameters.
+TEST(Ddp, BucketSizesGiveBitwiseEqualParameters) {
+  auto none = launch("oracle_unbucketed", 2);
+  expect_ok(none);
+  auto small = launch("oracle_small_buckets", 2);
+  expect_ok(small);
+  auto one = launch("oracle", 2);
+  expect_ok(one);
+  EXPECT_EQ(count(read_text(none.dir + "/backward.txt"), "= prims.all_reduce("), 4);
+  EXPECT_EQ(count(read_text(small.dir + "/backward.txt"), "= prims.all_reduce("), 2);
+  EXPECT_EQ(count(read_text(one.dir + "/backward.txt"), "= prims.all_reduce("), 1);
+  auto p_none = read_doubles(none.dir + "/params_0.bin");
+  for (const auto* other : {&small, &one}) {
+    auto p = read_doubles(other->dir + "/params_0.bin");
+    ASSERT_EQ(p.size(), p_none.size());
+    EXPECT_EQ(std::memcmp(p.data(), p_none.data(), p.size() * sizeof(double)), 0) << other->dir;
+    auto p1 = read_doubles(other->dir + "/params_1.bin");
+    EXPECT_EQ(std::memcmp(p.data(), p1.data(), p.size() * sizeof(double)), 0) << other->dir;
   }
 }
 

@@ -6,6 +6,7 @@
 // entry, and the prologue prints the check.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <utility>
@@ -22,6 +23,14 @@ class GuardedState {
   virtual ~GuardedState() = default;
   // Name (as the prologue prints it) and reader of each flag.
   virtual std::vector<std::pair<std::string, std::function<bool()>>> guarded_flags() const = 0;
+};
+
+// A module whose backward all-reduces gradients in buckets of this many bytes
+// (distributed::ddp); the pipeline runs bucket_all_reduces on its backward.
+class GradientBuckets {
+ public:
+  virtual ~GradientBuckets() = default;
+  virtual int64_t gradient_bucket_bytes() const = 0;
 };
 
 class JitState;
