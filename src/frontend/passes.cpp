@@ -113,11 +113,6 @@ const std::vector<NamedPass>& named_passes() {
   static const std::vector<NamedPass> passes = {
       {"dce", "drop statements whose outputs nothing reads",
        each("Dead Code Elimination", [](const Trace& t, const PassOptions&) { return dce(t); })},
-      {"bucket_all_reduces", "all_reduces in greedy 25 MiB buckets (one collective per bucket)",
-       each("Bucket all_reduces",
-            [](const Trace& t, const PassOptions&) { return bucket_all_reduces(t, 25 << 20); })},
-      {"sort_waits", "issue collectives as early as possible, wait as late as possible",
-       each("Sort waits", [](const Trace& t, const PassOptions&) { return sort_waits(t); })},
       {"cse", "merge pure statements equal to an earlier one",
        each("Common Subexpression Elimination",
             [](const Trace& t, const PassOptions&) { return cse(t); })},
@@ -140,6 +135,9 @@ const std::vector<NamedPass>& named_passes() {
        [](const Traces& in, const PassOptions&) {
          return both(rematerialize(pair_of(in)), "Rematerialization");
        }},
+      {"bucket_all_reduces", "all_reduces in greedy 25 MiB buckets (one collective per bucket)",
+       each("Bucket all_reduces",
+            [](const Trace& t, const PassOptions&) { return bucket_all_reduces(t, 25 << 20); })},
       {"claim", "assign statements to executors (--executors, in priority order)",
        each("Transform for execution",
             [](const Trace& t, const PassOptions& o) {
@@ -156,6 +154,8 @@ const std::vector<NamedPass>& named_passes() {
       fusion_step("rematerialize_regions",
                   "recompute cheap producers inside the regions that consume them"),
       fusion_step("fusion_kernels", "generate and compile each region's kernel"),
+      {"sort_waits", "issue collectives as early as possible, wait as late as possible",
+       each("Sort waits", [](const Trace& t, const PassOptions&) { return sort_waits(t); })},
       {"del_last_used", "free each value right after its last use",
        each("Delete Last Used",
             [](const Trace& t, const PassOptions&) { return del_last_used(t); })},
