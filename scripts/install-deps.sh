@@ -5,11 +5,12 @@
 # libdnnl-dev: the dnnl executor's headers (libtorch already loads libdnnl2).
 # graphviz draws the compile report's graphs; chromium opens the report in
 # its browser test (docs/report.md). The Python module thunder_cpp builds
-# against Debian's python3-torch (the same libtorch) with pybind11.
+# against Debian's python3-torch (the same libtorch) with pybind11. libgloo-dev has
+# the Gloo headers that c10d's ProcessGroupGloo.hpp needs (thunder::distributed).
 set -euo pipefail
 pkgs=(cmake ninja-build g++ ccache libtorch-dev libgtest-dev libgmock-dev libbenchmark-dev
       libfmt-dev llvm-14-tools libgoogle-perftools-dev libopenblas0-pthread libdnnl-dev
-      graphviz chromium python3-dev python3-torch python3-pytest pybind11-dev)
+      graphviz chromium python3-dev python3-torch python3-pytest pybind11-dev libgloo-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

@@ -158,6 +158,15 @@ ProxyPtr CaptureTable::add(const at::Tensor& t, const std::string& name) {
   return p;
 }
 
+void CaptureTable::replace(const at::Tensor& t, ProxyPtr p) {
+  for (size_t i = 0; i < tensors_.size(); ++i)
+    if (tensors_[i].unsafeGetTensorImpl() == t.unsafeGetTensorImpl()) {
+      proxies_[i] = std::move(p);
+      return;
+    }
+  THUNDER_INTERNAL_CHECK(false, "CaptureTable::replace: the tensor was never captured");
+}
+
 CaptureTable* current_captures() { return tls_captures; }
 CaptureScope::CaptureScope(CaptureTable& t) : prev_(tls_captures) { tls_captures = &t; }
 CaptureScope::~CaptureScope() { tls_captures = prev_; }

@@ -53,6 +53,9 @@ class CaptureTable {
   ProxyPtr proxy_for(const at::Tensor& t);
   // Pre-registers a tensor under a chosen input name (module parameters).
   ProxyPtr add(const at::Tensor& t, const std::string& name);
+  // From now on `t` reads as `p` (a value computed from t's input, e.g. the
+  // parameter after distributed synchronize); t's trace input stays.
+  void replace(const at::Tensor& t, ProxyPtr p);
   const std::vector<at::Tensor>& tensors() const { return tensors_; }
 
  private:

@@ -16,6 +16,7 @@
 #include "prologue.h"
 #include "thunder/core/registry_change.h"
 #include "thunder/core/stopwatch.h"
+#include "thunder/frontend/guarded_state.h"
 #include "thunder/frontend/pipeline.h"
 #include "thunder/frontend/report.h"
 #include "thunder/runtime/autograd_bridge.h"
@@ -172,9 +173,17 @@ class JitState {
         foreign_tensors(std::move(foreign.named_tensors)) {
     validate(options);
     for (const auto& e : options.executors) executors.push_back(&executor_by_name(e));
+    // Collectives run on c10d and nothing else can run them: c10d is always
+    // there, last (it claims only the distributed prims).
+    Executor* c10d = &executor_by_name("c10d");
+    if (std::find(executors.begin(), executors.end(), c10d) == executors.end())
+      executors.push_back(c10d);
     if (module)
       for (const nn::Module* sub : module->modules())
         training_flags.push_back([sub] { return sub->is_training(); });
+    if (const auto* g = dynamic_cast<const GuardedState*>(module)) state_flags = g->guarded_flags();
+    if (const auto* b = dynamic_cast<const GradientBuckets*>(module))
+      gradient_bucket_bytes = b->gradient_bucket_bytes();
     retrace_every_call = options.cache == "none";  // decided once: no string work per call
     install_cpu_allocator();
     publish(std::make_unique<EntryList>());
@@ -186,6 +195,7 @@ class JitState {
     sig.add(at::GradMode::is_enabled());
     for (const FlatArg& a : s.inputs) sig.add_arg(a);
     for (const std::function<bool()>& training : training_flags) sig.add(training());
+    for (const auto& [name, flag] : state_flags) sig.add(flag());
     sig.add_aliasing(s.inputs);
     // Entries compiled before a grad rule or tag change are dropped.
     if (registry_version() != compiled_registry_version.load(std::memory_order_acquire))
@@ -367,6 +377,9 @@ class JitState {
   // The training flag of each module the callable runs (thunder or torch::nn),
   // outermost first: guarded, so train() and eval() get separate entries.
   std::vector<std::function<bool()>> training_flags;
+  // A GuardedState module's flags, guarded the same way.
+  std::vector<std::pair<std::string, std::function<bool()>>> state_flags;
+  int64_t gradient_bucket_bytes = 0;  // a GradientBuckets module's
   // A torch::nn or TorchScript module's parameters and buffers by path.
   std::function<std::vector<std::pair<std::string, at::Tensor>>()> foreign_tensors;
   std::vector<Executor*> executors;
@@ -474,8 +487,10 @@ std::shared_ptr<CacheEntry> JitState::compile(TraceFn fn, void* ctx, CallScratch
   std::vector<std::vector<ProxyPtr>> aliases = alias_groups(traced, inputs);
   std::vector<int64_t> training;
   for (const std::function<bool()>& flag : training_flags) training.push_back(flag());
+  std::vector<std::pair<std::string, bool>> states;
+  for (const auto& [name, flag] : state_flags) states.emplace_back(name, flag());
   entry->prologue = build_prologue(traced, inputs, aliases, grad_mode,
-                                   training_flags.empty() ? nullptr : &training);
+                                   training_flags.empty() ? nullptr : &training, states);
 
   PipelineOptions po{.executors = executors,
                      .fusion_strategy = options.fusion_type == "consecutive"
@@ -487,7 +502,8 @@ std::shared_ptr<CacheEntry> JitState::compile(TraceFn fn, void* ctx, CallScratch
                      .strict_saved_for_backward = options.strict_saved_for_backward,
                      .grad_enabled = grad_mode,
                      .alias_groups = std::move(aliases),
-                     .tracing_ms = tracing_ms};
+                     .tracing_ms = tracing_ms,
+                     .gradient_bucket_bytes = gradient_bucket_bytes};
   const std::vector<ProxyPtr> inputs_of_trace = traced.trace.inputs;
   CompiledTraces ct = run_pipeline(std::move(traced.trace), po);
 
@@ -536,6 +552,8 @@ std::shared_ptr<JitState> make_jit_state(JitOptions options, nn::Module* module,
                                          ForeignModule foreign) {
   return std::make_shared<JitState>(std::move(options), module, std::move(foreign));
 }
+
+nn::Module* jit_module(const JitState& s) { return s.module; }
 
 void jit_call(JitState& s, CallFrame& frame, TraceFn fn, void* ctx) {
   s.call(frame.scratch(), fn, ctx);

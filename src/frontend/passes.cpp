@@ -11,12 +11,14 @@
 #include "thunder/executors/cpu_fuser.h"
 #include "thunder/frontend/pipeline.h"
 #include "thunder/transforms/autodiff.h"
+#include "thunder/transforms/bucket_all_reduces.h"
 #include "thunder/transforms/cse.h"
 #include "thunder/transforms/dce.h"
 #include "thunder/transforms/del_last_used.h"
 #include "thunder/transforms/functionalize.h"
 #include "thunder/transforms/rematerialize.h"
 #include "thunder/transforms/replace_uniform.h"
+#include "thunder/transforms/sort_waits.h"
 
 namespace thunder {
 
@@ -133,6 +135,9 @@ const std::vector<NamedPass>& named_passes() {
        [](const Traces& in, const PassOptions&) {
          return both(rematerialize(pair_of(in)), "Rematerialization");
        }},
+      {"bucket_all_reduces", "all_reduces in greedy 25 MiB buckets (one collective per bucket)",
+       each("Bucket all_reduces",
+            [](const Trace& t, const PassOptions&) { return bucket_all_reduces(t, 25 << 20); })},
       {"claim", "assign statements to executors (--executors, in priority order)",
        each("Transform for execution",
             [](const Trace& t, const PassOptions& o) {
@@ -149,6 +154,8 @@ const std::vector<NamedPass>& named_passes() {
       fusion_step("rematerialize_regions",
                   "recompute cheap producers inside the regions that consume them"),
       fusion_step("fusion_kernels", "generate and compile each region's kernel"),
+      {"sort_waits", "issue collectives as early as possible, wait as late as possible",
+       each("Sort waits", [](const Trace& t, const PassOptions&) { return sort_waits(t); })},
       {"del_last_used", "free each value right after its last use",
        each("Delete Last Used",
             [](const Trace& t, const PassOptions&) { return del_last_used(t); })},

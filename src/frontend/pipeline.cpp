@@ -7,12 +7,14 @@
 #include "thunder/executors/claim.h"
 #include "thunder/prims/prims.h"
 #include "thunder/transforms/autodiff.h"
+#include "thunder/transforms/bucket_all_reduces.h"
 #include "thunder/transforms/cse.h"
 #include "thunder/transforms/dce.h"
 #include "thunder/transforms/del_last_used.h"
 #include "thunder/transforms/functionalize.h"
 #include "thunder/transforms/rematerialize.h"
 #include "thunder/transforms/replace_uniform.h"
+#include "thunder/transforms/sort_waits.h"
 
 namespace thunder {
 
@@ -104,6 +106,7 @@ void transform_for_execution(Stages& s, Trace t, const PipelineOptions& o,
     for (const FusionPass& pass : o.executors[k]->fusion_passes())
       t = s.run(pass.name, [&] { return pass.run(t, ctx); });
   }
+  if (has_collectives(t)) t = s.run("Sort waits", [&] { return sort_waits(t); });
   s.run("Delete Last Used", [&] { return del_last_used(t); });
 }
 
@@ -189,6 +192,10 @@ CompiledTraces run_pipeline(Trace t, const PipelineOptions& o) {
   if (o.grad_enabled && requires_grad(t)) {
     ForwardBackward fb = differentiate(fwd, bwd, t, stateless_rng, o, out);
     t = fb.forward;
+    if (o.gradient_bucket_bytes > 0 && has_collectives(fb.backward))
+      fb.backward = bwd.run("Bucket all_reduces", [&] {
+        return bucket_all_reduces(fb.backward, o.gradient_bucket_bytes);
+      });
     transform_for_execution(bwd, fb.backward, o, o.fusion_strategy);
     note_saved(out.backward.back(), out.saved);
   } else if (stateless_rng) {

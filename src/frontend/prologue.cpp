@@ -59,7 +59,8 @@ std::vector<std::vector<ProxyPtr>> alias_groups(const TracedCall& c,
 
 Trace build_prologue(const TracedCall& c, const std::vector<FlatArg>& args,
                      const std::vector<std::vector<ProxyPtr>>& alias_groups, bool grad_mode,
-                     const std::vector<int64_t>* module_training) {
+                     const std::vector<int64_t>* module_training,
+                     const std::vector<std::pair<std::string, bool>>& state_flags) {
   Trace p;
   p.fn_name = "prologue";
   p.inputs = c.trace.inputs;
@@ -96,6 +97,8 @@ Trace build_prologue(const TracedCall& c, const std::vector<FlatArg>& args,
   p.bsyms.push_back(check("prologue.check_grad_mode", {Value(grad_mode)}));
   if (module_training)
     p.bsyms.push_back(check("prologue.check_module_training", {Value(*module_training)}));
+  for (const auto& [name, on] : state_flags)
+    p.bsyms.push_back(check("prologue.check_module_state", {Value(name), Value(on)}));
   return p;
 }
 

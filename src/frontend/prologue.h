@@ -7,6 +7,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "thunder/core/trace.h"
@@ -30,6 +31,7 @@ std::vector<std::vector<ProxyPtr>> alias_groups(const TracedCall& c,
 
 Trace build_prologue(const TracedCall& c, const std::vector<FlatArg>& args,
                      const std::vector<std::vector<ProxyPtr>>& alias_groups, bool grad_mode,
-                     const std::vector<int64_t>* module_training);
+                     const std::vector<int64_t>* module_training,
+                     const std::vector<std::pair<std::string, bool>>& state_flags = {});
 
 }  // namespace thunder::detail

@@ -36,6 +36,7 @@ void register_indexing();
 void register_factory();
 void register_random();
 void register_inplace();
+void register_distributed();
 
 }  // namespace thunder::prims::detail
 

@@ -13,6 +13,7 @@ void ensure_registered() {
     detail::register_factory();
     detail::register_random();
     detail::register_inplace();
+    detail::register_distributed();
     return true;
   }();
   (void)done;

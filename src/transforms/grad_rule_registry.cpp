@@ -59,6 +59,7 @@ void ensure_builtin_rules() {
     registering_builtins() = true;
     register_builtin_grad_rules();
     register_composite_grad_rules();
+    register_distributed_grad_rules();
     registering_builtins() = false;
     return true;
   }();

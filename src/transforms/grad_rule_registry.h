@@ -33,5 +33,6 @@ void ensure_builtin_rules();
 
 void register_builtin_grad_rules();    // grad_rules.cpp
 void register_composite_grad_rules();  // grad_rules_composite.cpp
+void register_distributed_grad_rules();  // grad_rules_distributed.cpp
 
 }  // namespace thunder

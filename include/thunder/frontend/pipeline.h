@@ -29,6 +29,9 @@ struct PipelineOptions {
   std::vector<std::vector<ProxyPtr>> alias_groups;
   // How long making the computation trace took (the "Tracing" stage's time).
   double tracing_ms = 0;
+  // > 0: the backward's all_reduces go in buckets of this many bytes
+  // (bucket_all_reduces); <= 0: one per tensor.
+  int64_t gradient_bucket_bytes = 0;
 };
 
 struct CompiledTraces {

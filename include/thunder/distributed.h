@@ -1,0 +1,191 @@
+// thunder::distributed: data-parallel training across processes on
+// libtorch's c10d (Gloo on CPU). A process group is made once per process
+// (init_process_group); ddp(model, group) wraps a thunder module so that,
+// under thunder::jit, every parameter passes through prims.synchronize,
+// whose grad rule puts the gradient all-reduce (and its wait) into the
+// backward trace. docs/distributed.md has the design and an example.
+//
+//   namespace td = thunder::distributed;
+//   td::ProcessGroup pg = td::init_process_group();   // RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT
+//   auto jm = thunder::jit(td::ddp(model, pg, {.bucket_size_mb = 25}));
+//   jm(x).backward();                                 // gradients averaged over the ranks
+//   { auto guard = td::no_sync(jm); jm(x).backward(); }  // accumulate locally
+//
+// Launch N ranks on one machine with `build/bin/thunder-run --nproc N prog args...`.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "thunder/frontend/guarded_state.h"
+#include "thunder/frontend/jit.h"
+#include "thunder/frontend/nn.h"
+
+namespace thunder::distributed {
+
+// How to reach the other ranks. Fields in this order (designated initializers).
+struct ProcessGroupOptions {
+  std::string backend = "gloo";  // the only backend so far
+  int64_t rank = -1;             // -1: from the environment (RANK)
+  int64_t world_size = -1;       // -1: from the environment (WORLD_SIZE)
+  // Non-empty: rendezvous through a c10d FileStore at this path (a file no
+  // earlier run has used). Empty: a TCPStore that rank 0 serves.
+  std::string store_path;
+  std::string master_addr;  // TCPStore host; empty: MASTER_ADDR, else 127.0.0.1
+  int64_t master_port = 0;  // TCPStore port; 0: MASTER_PORT, else 29500
+  // How long joining the group, and each collective's wait, may take before
+  // thunder::Error (a rank that died or went elsewhere).
+  double timeout_s = 300;
+};
+
+// A handle on a c10d process group (copies share it). Collectives in traces
+// name it by handle(); it stays usable by programs while any copy lives.
+class ProcessGroup {
+ public:
+  int64_t rank() const;
+  int64_t world_size() const;
+  int64_t handle() const;  // the group's id in traces (prims.all_reduce(t, 'sum', 0))
+
+  // Blocking helpers on concrete tensors (in place).
+  void barrier() const;
+  void broadcast(const at::Tensor& t, int64_t root = 0) const;
+  void all_reduce_sum(const at::Tensor& t) const;
+
+  struct Impl;
+  explicit ProcessGroup(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+// From RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT (what thunder-run and
+// torchrun set).
+ProcessGroup init_process_group();
+ProcessGroup init_process_group(const ProcessGroupOptions& options);
+
+struct DdpOptions {
+  // Gradients are all-reduced in greedy buckets of at most this size (MiB), in
+  // the order the backward produces them; 0: one all_reduce per parameter.
+  double bucket_size_mb = 25;
+  // Copy rank 0's parameters to every rank when wrapping (replicas start equal).
+  bool broadcast_parameters = true;
+};
+
+namespace detail {
+
+// The untyped part of DistributedDataParallel (src/frontend/distributed.cpp).
+class DdpBase : public nn::Module,
+                public thunder::detail::GuardedState,
+                public thunder::detail::GradientBuckets {
+ public:
+  DdpBase(std::shared_ptr<nn::Module> inner, ProcessGroup group, DdpOptions options);
+  DdpBase(const DdpBase&) = delete;
+  DdpBase& operator=(const DdpBase&) = delete;
+
+  const ProcessGroup& process_group() const { return group_; }
+  const DdpOptions& options() const { return options_; }
+  // Gradient communication on (the default) or off (no_sync).
+  bool sync_gradients() const { return sync_.load(std::memory_order_relaxed); }
+  void set_sync_gradients(bool on) { sync_.store(on, std::memory_order_relaxed); }
+  std::vector<std::pair<std::string, std::function<bool()>>> guarded_flags() const override;
+  int64_t gradient_bucket_bytes() const override;
+  // Averages the parameters' gradients (.grad) over the group in place; a
+  // parameter that requires grad and has none counts as zeros.
+  void average_gradients();
+
+ protected:
+  // Under a jit trace with synchronization on: each parameter that requires
+  // grad becomes prims.synchronize(parameter) for the code that follows.
+  void synchronize_parameters() const;
+
+ private:
+  std::shared_ptr<nn::Module> inner_;
+  ProcessGroup group_;
+  DdpOptions options_;
+  std::atomic<bool> sync_{true};
+};
+
+DdpBase& ddp_of(nn::Module* m);  // throws thunder::Error if m is not a ddp(...) module
+
+}  // namespace detail
+
+// A module replicated across the ranks of a group; see ddp().
+template <typename M>
+class DistributedDataParallel : public detail::DdpBase {
+ public:
+  DistributedDataParallel(std::shared_ptr<M> m, ProcessGroup group, DdpOptions options)
+      : DdpBase(m, std::move(group), options), module(std::move(m)) {}
+
+  template <typename... A>
+  auto forward(A&&... args) const {
+    synchronize_parameters();
+    return module->forward(std::forward<A>(args)...);
+  }
+  template <typename... A>
+  auto operator()(A&&... args) const {
+    return forward(std::forward<A>(args)...);
+  }
+
+  std::shared_ptr<M> module;  // registered as the child "module" (t_module_fc_weight)
+};
+
+// Wraps `model` for data-parallel training: broadcasts rank 0's parameters
+// (options.broadcast_parameters), and under thunder::jit averages every
+// parameter's gradient over the group in the backward. Outside of jit the
+// wrapper runs the model as it is (no communication).
+template <typename M>
+requires std::derived_from<M, nn::Module>
+std::shared_ptr<DistributedDataParallel<M>> ddp(std::shared_ptr<M> model, const ProcessGroup& group,
+                                                DdpOptions options = {}) {
+  return std::make_shared<DistributedDataParallel<M>>(std::move(model), group, options);
+}
+// The same for a module the caller owns (it must outlive the wrapper).
+template <typename M>
+requires std::derived_from<M, nn::Module>
+std::shared_ptr<DistributedDataParallel<M>> ddp(M& model, const ProcessGroup& group,
+                                                DdpOptions options = {}) {
+  return ddp(std::shared_ptr<M>(std::shared_ptr<M>(), &model), group, options);
+}
+
+// While it lives, backward passes of the ddp model accumulate gradients
+// locally without communicating (gradient accumulation over micro-batches).
+// When the outermost guard ends, the gradients accumulated so far are
+// averaged over the ranks in one flat all-reduce (so every rank must leave
+// it at the same point), and later backward passes add averaged gradients
+// to them: the result is the average of every rank's accumulated sum. The
+// setting is part of the jit cache guard (each has its own compiled entry)
+// and affects every thread calling the model. Nothing is communicated when
+// the guard ends by an exception.
+class [[nodiscard]] NoSyncGuard {
+ public:
+  explicit NoSyncGuard(detail::DdpBase& m)
+      : m_(m), was_(m.sync_gradients()), exceptions_(std::uncaught_exceptions()) {
+    m_.set_sync_gradients(false);
+  }
+  ~NoSyncGuard() noexcept(false) {
+    m_.set_sync_gradients(was_);
+    if (was_ && std::uncaught_exceptions() == exceptions_) m_.average_gradients();
+  }
+  NoSyncGuard(const NoSyncGuard&) = delete;
+  NoSyncGuard& operator=(const NoSyncGuard&) = delete;
+
+ private:
+  detail::DdpBase& m_;
+  bool was_;
+  int exceptions_;
+};
+
+template <typename F>
+NoSyncGuard no_sync(const Jitted<F>& jitted) {
+  return NoSyncGuard(detail::ddp_of(thunder::detail::jit_module(jitted.state())));
+}
+template <typename M>
+NoSyncGuard no_sync(const std::shared_ptr<DistributedDataParallel<M>>& model) {
+  return NoSyncGuard(*model);
+}
+
+}  // namespace thunder::distributed

@@ -1,0 +1,29 @@
+// Distributed prims: collectives as trace statements. A process group is
+// named in a trace by an integer handle (the runtime's registry,
+// thunder/runtime/process_groups.h, maps it to a c10d group), so traces stay
+// printable, parseable and torch-free.
+//
+// Asynchronous collectives return a *future*: a tensor proxy with the
+// result's metadata whose value may only be read through prims.wait. The
+// runtime starts the communication when the collective runs and finishes it
+// in wait, so computation placed between the two overlaps communication.
+//
+//   prims.all_reduce(a, op, group) -> future   op: 'sum' (the only one so far)
+//   prims.wait(future) -> tensor               the reduced value
+//   prims.synchronize(a, group, world_size) -> a
+//       identity in the forward; its grad rule (transforms/grad_rules_distributed.cpp)
+//       is data-parallel replication: grad / world_size, all_reduce 'sum', wait.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "thunder/core/symbol.h"
+
+namespace thunder::prims {
+
+Value all_reduce(const Value& a, const std::string& op, int64_t group);
+Value wait(const Value& future);
+Value synchronize(const Value& a, int64_t group, int64_t world_size);
+
+}  // namespace thunder::prims

@@ -1,0 +1,36 @@
+// The runtime's process groups: a registry that gives each c10d process
+// group the integer handle traces name it by (prims.all_reduce(t, 'sum', 0)),
+// and the pending asynchronous collectives between a collective and its wait.
+//
+// A collective's result is a tensor that is not ready until its wait: the
+// executor starts the work on a tensor it owns, records the work under that
+// tensor here, and the wait kernel finishes it. Any thread may start and
+// finish work (a backward runs on libtorch's autograd threads).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <chrono>
+#include <cstdint>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+
+namespace thunder::runtime {
+
+// Adds a group and returns its handle; handles are never reused.
+int64_t register_process_group(c10::intrusive_ptr<c10d::ProcessGroup> group,
+                               std::chrono::milliseconds timeout);
+// Drops a group (its handle then fails clearly in any program that names it).
+void unregister_process_group(int64_t handle);
+// The group behind a handle; throws thunder::Error naming `op` if there is none.
+c10::intrusive_ptr<c10d::ProcessGroup> process_group(int64_t handle, const char* op);
+
+// Starts an asynchronous sum over the group in place on `t`, which becomes
+// the pending result.
+void start_all_reduce_sum(int64_t handle, at::Tensor t);
+// Finishes the work pending on `t` (within the group's timeout) and returns
+// `t`; throws thunder::Error if the work failed, timed out or was never started.
+at::Tensor finish(const at::Tensor& t);
+// Work started and not yet finished (0 after every complete program run).
+int64_t pending_work();
+
+}  // namespace thunder::runtime
