@@ -9,6 +9,8 @@
 
 #include <filesystem>
 
+#include "torch_twins.h"
+
 namespace thunder {
 namespace {
 
@@ -26,12 +28,7 @@ struct BlockImpl : torch::nn::Module {
 };
 TORCH_MODULE(Block);
 
-void copy_parameters(torch::nn::Module& from, torch::nn::Module& to) {
-  torch::NoGradGuard no_grad;
-  auto src = from.parameters(), dst = to.parameters();
-  ASSERT_EQ(src.size(), dst.size());
-  for (size_t i = 0; i < src.size(); ++i) dst[i].copy_(src[i]);
-}
+using test::copy_parameters;
 
 TEST(CaptureModules, TorchModuleTrainsWithAdamWLikeEager) {
   torch::manual_seed(0);

@@ -10,6 +10,7 @@
 #include <torch/torch.h>
 
 #include "torch_char_gpt.h"
+#include "torch_twins.h"
 
 namespace thunder {
 namespace {
@@ -24,25 +25,8 @@ struct SelfAttentionImpl : torch::nn::Module {
 };
 TORCH_MODULE(SelfAttention);
 
-void copy_parameters(torch::nn::Module& from, torch::nn::Module& to) {
-  torch::NoGradGuard no_grad;
-  auto src = from.parameters(), dst = to.parameters();
-  ASSERT_EQ(src.size(), dst.size());
-  for (size_t i = 0; i < src.size(); ++i) dst[i].copy_(src[i]);
-}
-
-void expect_same_gradients(torch::nn::Module& eager, torch::nn::Module& jitted, double tol) {
-  auto pe = eager.named_parameters(), pj = jitted.named_parameters();
-  ASSERT_EQ(pe.size(), pj.size());
-  for (size_t i = 0; i < pe.size(); ++i) {
-    const at::Tensor& ge = pe[i].value().grad();
-    const at::Tensor& gj = pj[i].value().grad();
-    ASSERT_TRUE(ge.defined()) << pe[i].key();
-    ASSERT_TRUE(gj.defined()) << "no gradient reached " << pj[i].key();
-    EXPECT_TRUE(at::allclose(gj, ge, tol, tol))
-        << pe[i].key() << ": max diff " << (gj - ge).abs().max().item<double>();
-  }
-}
+using test::copy_parameters;
+using test::expect_same_gradients;
 
 std::string expect_error(const std::function<void()>& f) {
   try {

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "model_grads.h"
 #include "models.h"
 
 namespace thunder {
@@ -196,32 +197,14 @@ TEST(DnnlMatmul, LinearWithAndWithoutBias) {
   }
 }
 
-template <typename M>
-void expect_model_grads_match(M& model, const std::function<Tensor()>& jit_loss,
-                              const std::function<at::Tensor()>& ref_loss) {
-  at::Tensor loss = jit_loss().aten();
-  loss.backward();
-  std::vector<at::Tensor> jit_grads;
-  for (auto& p : model.parameters()) {
-    jit_grads.push_back(p.grad().clone());
-    p.mutable_grad() = at::Tensor();
-  }
-  at::Tensor ref = ref_loss();
-  ref.backward();
-  expect_close(loss.detach(), ref.detach(), "loss");
-  auto named = model.named_parameters();
-  for (size_t i = 0; i < named.size(); ++i)
-    expect_close(jit_grads[i], named[i].second.grad(), named[i].first);
-}
-
 TEST(DnnlMatmul, JittedMLP) {
   ScopedEnv always("THUNDER_DNNL", "1");
   at::manual_seed(5);
   models::MLP mlp(24, 40);
   auto jmlp = jit(mlp);
   at::Tensor x = at::randn({2, 9, 24});
-  expect_model_grads_match(
-      mlp, [&] { return jmlp(x).sum(); }, [&] { return mlp.reference(x).sum(); });
+  test::expect_grads_match(
+      mlp, [&] { return jmlp(x).sum(); }, [&] { return mlp.reference(x).sum(); }, 1e-4, 1e-5);
   expect_all_on(last_traces(jmlp).back(), "dnnl");
   expect_all_on(last_backward_traces(jmlp).back(), "dnnl");
 }
@@ -232,8 +215,9 @@ TEST(DnnlMatmul, JittedGPTBlock) {
   models::GPTBlock gpt(/*vocab=*/50, /*C=*/32, /*heads=*/4);
   auto jgpt = jit(gpt);
   at::Tensor idx = at::randint(0, 50, {2, 8}), targets = at::randint(0, 50, {2, 8});
-  expect_model_grads_match(
-      gpt, [&] { return jgpt(idx, targets); }, [&] { return gpt.reference(idx, targets); });
+  test::expect_grads_match(
+      gpt, [&] { return jgpt(idx, targets); }, [&] { return gpt.reference(idx, targets); }, 1e-4,
+      1e-5);
   // qkv, q @ k^T, att @ v, proj, fc, fc_out, lm_head.
   const Trace fwd = last_traces(jgpt).back();
   EXPECT_EQ(matmul_executors(fwd).size(), 7u) << fwd;
