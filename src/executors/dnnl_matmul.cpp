@@ -36,6 +36,7 @@
 #include "thunder/core/error.h"
 #include "thunder/executors/executor.h"
 #include "thunder/executors/kernel.h"
+#include "thunder/lang/ltorch.h"
 
 namespace thunder::dnnl {
 namespace {
@@ -340,10 +341,22 @@ bool f32_cpu_tensor(const Value& v) {
 
 enum class Op { None, Matmul, Linear };
 
+// By registered symbol, not by id string (docs/architecture.md): the four
+// symbols are looked up once.
+struct MatmulSymbols {
+  const Symbol *prims_matmul, *ltorch_matmul, *prims_linear, *ltorch_linear;
+};
+MatmulSymbols lookup_matmul_symbols() {
+  ltorch::ensure_registered();
+  const SymbolRegistry& r = symbol_registry();
+  return {&r.get("prims.matmul"), &r.get("ltorch.matmul"), &r.get("prims.linear"),
+          &r.get("ltorch.linear")};
+}
+
 Op op_of(const BoundSymbol& b) {
-  const std::string& id = b.sym->id;
-  if (id == "prims.matmul" || id == "ltorch.matmul") return Op::Matmul;
-  if (id == "prims.linear" || id == "ltorch.linear") return Op::Linear;
+  static const MatmulSymbols s = lookup_matmul_symbols();
+  if (b.sym == s.prims_matmul || b.sym == s.ltorch_matmul) return Op::Matmul;
+  if (b.sym == s.prims_linear || b.sym == s.ltorch_linear) return Op::Linear;
   return Op::None;
 }
 
