@@ -8,12 +8,14 @@
 // A failure prints the seed, the options, the program as C++ and its traces.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
 #include "program.h"
+#include "thunder/executors/cpu_fuser.h"
 
 namespace fuzz {
 namespace {
@@ -156,6 +158,30 @@ std::string check(const Program& p, const Config& c) {
   return "";
 }
 
+// Runs the cpu_fuser configurations of seeds [from, to) once inside one
+// KernelBatch, so their kernels build together before the checks (which run
+// everything again and report any failure).
+void build_kernels(uint64_t from, uint64_t to) {
+  thunder::KernelBatch batch;
+  for (uint64_t seed = from; seed < to; ++seed) {
+    const Program p = generate(seed);
+    for (uint64_t k = 0; k < 2; ++k) {
+      const Config c = config(seed * 2 + k);
+      if (c.executors[0] != "cpu_fuser") continue;
+      try {
+        auto jfn = thunder::jit([&p](const thunder::TensorList& xs) { return run(p, xs); },
+                                {.executors = c.executors,
+                                 .fusion_type = c.fusion_type,
+                                 .rematerialize = c.rematerialize,
+                                 .cache = c.cache});
+        (void)jfn(fresh(make_inputs(p)));
+      } catch (const std::exception&) {
+      }
+    }
+  }
+  batch.build();
+}
+
 }  // namespace
 }  // namespace fuzz
 
@@ -179,21 +205,26 @@ int main(int argc, char** argv) {
   }
   const auto start = std::chrono::steady_clock::now();
   int64_t programs = 0, runs = 0, failures = 0;
-  for (uint64_t seed = first; seed < last; ++seed) {
+  constexpr uint64_t kChunk = 25;
+  for (uint64_t from = first; from < last; from += std::min(kChunk, last - from)) {
     if (seconds >= 0 &&
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > seconds)
       break;
-    fuzz::Program p = fuzz::generate(seed);
-    if (verbose) std::printf("%s", fuzz::to_cpp(p).c_str());
-    ++programs;
-    for (uint64_t k = 0; k < 2; ++k) {
-      fuzz::Config c = fuzz::config(seed * 2 + k);
-      ++runs;
-      std::string why = fuzz::check(p, c);
-      if (why.empty()) continue;
-      ++failures;
-      std::printf("FAIL seed %lu with %s\n%s\n%s\n", static_cast<unsigned long>(seed),
-                  c.str().c_str(), fuzz::to_cpp(p).c_str(), why.c_str());
+    const uint64_t to = from + std::min(kChunk, last - from);
+    fuzz::build_kernels(from, to);
+    for (uint64_t seed = from; seed < to; ++seed) {
+      fuzz::Program p = fuzz::generate(seed);
+      if (verbose) std::printf("%s", fuzz::to_cpp(p).c_str());
+      ++programs;
+      for (uint64_t k = 0; k < 2; ++k) {
+        fuzz::Config c = fuzz::config(seed * 2 + k);
+        ++runs;
+        std::string why = fuzz::check(p, c);
+        if (why.empty()) continue;
+        ++failures;
+        std::printf("FAIL seed %lu with %s\n%s\n%s\n", static_cast<unsigned long>(seed),
+                    c.str().c_str(), fuzz::to_cpp(p).c_str(), why.c_str());
+      }
     }
   }
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -7,8 +7,10 @@
 #include <thunder/thunder.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 
 namespace thunder {
 namespace {
@@ -312,6 +314,68 @@ TEST(CpuFuser, FallbackWithoutCodegen) {
   EXPECT_EQ(cpu_fuser_stats().compiler_invocations, 0);
   EXPECT_EQ(cpu_fuser_stats().fallback_regions, 1);
   unsetenv("THUNDER_DISABLE_CODEGEN");
+}
+
+// A KernelBatch: calls on four new shapes run on the ATen fallback (bit for
+// bit eager's ops) and compile nothing; build() compiles all four in at most
+// one compiler process per core, and from then on the same cache entries run
+// the generated kernels (bit for bit what a fresh jit of the function runs,
+// which differs from ATen in the last bits: the kernels' own tanh). The
+// reduction makes each shape its own kernel (elementwise-only regions share
+// one flat kernel across shapes).
+TEST(CpuFuser, KernelBatchBuildsKernelsTogether) {
+  if (std::getenv("THUNDER_DISABLE_CODEGEN")) GTEST_SKIP() << "codegen disabled";
+  char tmpl[] = "/tmp/thunder-batch-test-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  setenv("THUNDER_CACHE_DIR", tmpl, 1);
+  auto fn = [](const Tensor& x) { return tanh(x * 0.375) + x.sum(-1, true); };
+  auto eager = [](const at::Tensor& x) { return at::tanh(x * 0.375) + x.sum(-1, true); };
+  auto jfn = jit(fn, fused("dataflow"));
+  const std::vector<at::Tensor> xs = {at::randn({3, 257}), at::randn({6, 70}),
+                                      at::randn({8, 3, 20}), at::randn({171})};
+  reset_cpu_fuser_stats();
+  {
+    KernelBatch batch;
+    for (const at::Tensor& x : xs) EXPECT_TRUE(at::equal(jfn(x).aten(), eager(x)));
+    EXPECT_EQ(batch.pending(), 4);
+    EXPECT_EQ(cpu_fuser_stats().compiler_invocations, 0);
+    EXPECT_EQ(cpu_fuser_stats().fallback_regions, 0);  // deferred, not given up
+    EXPECT_EQ(batch.build(), 4);
+    EXPECT_EQ(batch.pending(), 0);
+  }
+  const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  EXPECT_EQ(cpu_fuser_stats().compiler_invocations, 4);
+  EXPECT_EQ(cpu_fuser_stats().compiler_runs, std::min<int64_t>(4, cores));
+  bool kernel_differs_from_aten = false;
+  for (const at::Tensor& x : xs) {
+    const at::Tensor got = jfn(x).aten();
+    EXPECT_TRUE(at::equal(got, jit(fn, fused("dataflow"))(x).aten()));
+    EXPECT_TRUE(at::allclose(got, eager(x), 1e-5, 1e-6));
+    kernel_differs_from_aten = kernel_differs_from_aten || !at::equal(got, eager(x));
+  }
+  EXPECT_TRUE(kernel_differs_from_aten) << "the entries still run on the ATen fallback";
+  EXPECT_EQ(cache_misses(jfn), 4);
+  EXPECT_EQ(cpu_fuser_stats().compiler_invocations, 4);
+  // One file per kernel in the disk cache (links to the libraries built).
+  int libraries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(tmpl))
+    libraries += e.path().extension() == ".so";
+  EXPECT_EQ(libraries, 4);
+  // Nested batches: the innermost collects; leaving it builds.
+  {
+    KernelBatch outer;
+    {
+      KernelBatch inner;
+      (void)jfn(at::randn({7, 33}));
+      (void)jfn(xs[0]);  // a hit: nothing to build
+      EXPECT_EQ(inner.pending(), 1);
+      EXPECT_EQ(outer.pending(), 0);
+    }
+    EXPECT_EQ(cpu_fuser_stats().compiler_invocations, 5);
+    EXPECT_EQ(outer.pending(), 0);
+  }
+  std::filesystem::remove_all(tmpl);
+  unsetenv("THUNDER_CACHE_DIR");
 }
 
 at::Tensor cache_workload() {

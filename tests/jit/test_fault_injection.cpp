@@ -78,15 +78,41 @@ Tensor child_fn(const Tensor& x) { return tanh(x * 1.5 + 0.25) * x; }
 
 // Run only as a child (see below): jits child_fn under the environment the
 // parent set and checks the result and the kernel counters it asks for.
+// CHILD_SHAPES=n: also n more kernels built together by one KernelBatch.
 TEST(FaultInjectionChild, DISABLED_CompileCheckAndReport) {
   auto jfn = jit(child_fn);
   const at::Tensor x = at::linspace(-3, 3, 1000);
   EXPECT_TRUE(at::allclose(jfn(x).aten(), at::tanh(x * 1.5 + 0.25) * x, 1e-5, 1e-6));
+  if (const char* shapes = std::getenv("CHILD_SHAPES")) {
+    // A row sum: each shape its own kernel.
+    auto rows = jit([](const Tensor& x) { return child_fn(x).sum(-1); });
+    auto input = [](int64_t i) { return at::linspace(-3, 3, 400 + 4 * i).reshape({4, -1}); };
+    const int64_t n = std::atoi(shapes);
+    {
+      KernelBatch batch;
+      for (int64_t i = 0; i < n; ++i) (void)rows(input(i));
+      EXPECT_EQ(batch.pending(), n);
+      EXPECT_EQ(batch.build(), n);
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const at::Tensor y = input(i);
+      EXPECT_TRUE(
+          at::allclose(rows(y).aten(), (at::tanh(y * 1.5 + 0.25) * y).sum(-1), 1e-5, 1e-5));
+    }
+  }
   const CpuFuserStats s = cpu_fuser_stats();
-  if (const char* want = std::getenv("EXPECT_REBUILT"))
+  if (const char* want = std::getenv("EXPECT_BUILT")) {
+    EXPECT_EQ(s.compiler_invocations, std::atoi(want));
+  }
+  if (const char* want = std::getenv("EXPECT_REBUILT")) {
     EXPECT_EQ(s.rebuilt_kernels, std::atoi(want));
-  if (std::getenv("EXPECT_FALLBACK")) EXPECT_GE(s.fallback_regions, 1);
-  if (std::getenv("EXPECT_FUSED")) EXPECT_EQ(s.fallback_regions, 0);
+  }
+  if (std::getenv("EXPECT_FALLBACK")) {
+    EXPECT_GE(s.fallback_regions, 1);
+  }
+  if (std::getenv("EXPECT_FUSED")) {
+    EXPECT_EQ(s.fallback_regions, 0);
+  }
 }
 
 // Starts `n` children at once with `env` added; returns their exit statuses.
@@ -189,6 +215,26 @@ TEST(FaultInjection, AFailingOrBrokenCompilerFallsBackToATen) {
   EXPECT_EQ(run_children(1, {"THUNDER_CACHE_DIR=" + dir.string(), "CXX=" + broken.string(),
                              "EXPECT_FALLBACK=1"}),
             std::vector<int>{0});
+  fs::remove_all(dir);
+}
+
+// A unit of several kernels that the compiler rejects (here: any with more
+// than one kernel) is retried kernel by kernel: every kernel is built.
+TEST(FaultInjection, ARejectedBatchIsRetriedKernelByKernel) {
+  const fs::path dir = fresh_dir("batch");
+  const fs::path picky = dir / "picky-cxx";
+  {
+    std::ofstream(picky) << "#!/bin/sh\n"
+                            "for a; do case \"$a\" in *.cpp) grep -q '^namespace k' \"$a\" && "
+                            "exit 1;; esac; done\n"
+                            "exec c++ \"$@\"\n";
+  }
+  fs::permissions(picky, fs::perms::owner_all);
+  EXPECT_EQ(run_children(1, {"THUNDER_CACHE_DIR=" + dir.string(), "CXX=" + picky.string(),
+                             "CHILD_SHAPES=3", "EXPECT_BUILT=4", "EXPECT_FUSED=1"}),
+            std::vector<int>{0});
+  EXPECT_EQ(files_ending(dir, ".so").size(), 4u);
+  EXPECT_TRUE(files_ending(dir, ".tmp.so").empty());
   fs::remove_all(dir);
 }
 

@@ -1,6 +1,7 @@
 #include "ops/opinfo.h"
 
 #include "thunder/core/parse_trace.h"
+#include "thunder/executors/cpu_fuser.h"
 
 namespace thunder::testing {
 
@@ -49,9 +50,11 @@ std::vector<at::Tensor> to_aten(const TensorList& ts) {
 TensorList to_thunder(const std::vector<at::Tensor>& ts) {
   return TensorList(ts.begin(), ts.end());
 }
-}  // namespace
 
-void check_sample(const OpSample& s) {
+// The samples queued by the running OpInfoTest; null outside one.
+std::vector<OpSample>* queued = nullptr;
+
+void run_sample(const OpSample& s) {
   SCOPED_TRACE(s.name);
   std::vector<at::Tensor> want = s.torch_fn(s.inputs);
   expect_same(to_aten(s.thunder_fn(to_thunder(s.inputs))), want, s.rtol, s.atol, "eager");
@@ -80,6 +83,59 @@ void check_sample(const OpSample& s) {
     expect_same(got, want, prims ? s.prims_rtol : s.rtol, prims ? s.prims_atol : s.atol,
                 "jit " + exec + "\n" + last_traces(jfn).back().str());
   }
+}
+
+// Detached copies (strides, dtype and requires_grad kept): a sample may write
+// to its inputs, and the warm-up must leave them as the test made them.
+std::vector<at::Tensor> copies(const std::vector<at::Tensor>& ts) {
+  std::vector<at::Tensor> out;
+  for (const at::Tensor& t : ts) {
+    if (!t.defined()) {
+      out.push_back(t);
+      continue;
+    }
+    at::Tensor c = t.detach().clone();
+    out.push_back(c.requires_grad_(t.requires_grad()));
+  }
+  return out;
+}
+
+// Calls each queued sample once under both fusion strategies inside one
+// KernelBatch (the regions run on the ATen fallback meanwhile), then builds
+// every kernel the test needs at once. Failures here are ignored: the checks
+// that follow run everything again and report them.
+void build_kernels(const std::vector<OpSample>& samples) {
+  const char* off = std::getenv("THUNDER_DISABLE_CODEGEN");
+  if (off && std::string(off) == "1") return;
+  KernelBatch batch;
+  for (const OpSample& s : samples)
+    for (const char* fusion_type : {"consecutive", "dataflow"}) {
+      try {
+        auto jfn = jit([&](const TensorList& xs) { return s.thunder_fn(xs); },
+                       {.executors = {"cpu_fuser", "aten"}, .fusion_type = fusion_type});
+        jfn(to_thunder(copies(s.inputs)));
+      } catch (const std::exception&) {
+      }
+    }
+  batch.build();
+}
+
+}  // namespace
+
+void check_sample(const OpSample& s) {
+  if (queued)
+    queued->push_back(s);
+  else
+    run_sample(s);
+}
+
+void OpInfoTest::SetUp() { queued = &samples_; }
+
+void OpInfoTest::TearDown() {
+  queued = nullptr;
+  build_kernels(samples_);
+  for (const OpSample& s : samples_) run_sample(s);
+  samples_.clear();
 }
 
 void expect_error(const std::string& needle, const std::vector<at::Tensor>& inputs,

@@ -40,8 +40,23 @@ struct OpSample {
 void expect_same(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& want,
                  double rtol, double atol, const std::string& how);
 
-// Runs a sample five ways (see above).
+// Runs a sample five ways (see above); inside an OpInfoTest, when the test
+// body has finished.
 void check_sample(const OpSample& s);
+
+// The fixture of the OpInfo suites. check_sample queues its samples while the
+// test body runs; TearDown (still part of the test: failures are the test's)
+// builds every generated kernel the samples need in one KernelBatch, then
+// checks each sample. Hundreds of small kernels then build several times
+// faster than one compile per jitted call.
+class OpInfoTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+
+ private:
+  std::vector<OpSample> samples_;
+};
 
 // Expects fn(inputs) to throw thunder::Error mentioning `needle` (e.g. the op id),
 // both eagerly and under jit, and the jitted callable to stay usable.

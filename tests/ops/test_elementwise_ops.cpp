@@ -5,6 +5,7 @@
 
 namespace thunder::testing {
 namespace {
+using ElementwiseOps = OpInfoTest;
 
 using AtenList = std::vector<at::Tensor>;
 using T1 = std::function<Tensor(const Tensor&)>;
@@ -150,7 +151,7 @@ std::vector<UnaryOp> unary_ops() {
   };
 }
 
-TEST(ElementwiseOps, Unary) {
+TEST_F(ElementwiseOps, Unary) {
   for (const UnaryOp& op : unary_ops()) {
     for (at::ScalarType dt : kAllTypes) {
       if (dt == at::kBool && !op.bools) continue;
@@ -161,7 +162,7 @@ TEST(ElementwiseOps, Unary) {
   }
 }
 
-TEST(ElementwiseOps, UnarySpecialValues) {
+TEST_F(ElementwiseOps, UnarySpecialValues) {
   at::Tensor x = at::tensor({0.0, -0.0, INFINITY, -INFINITY, NAN, 1e-30, -1e30});
   for (const UnaryOp& op : unary_ops()) {
     for (at::ScalarType dt : {at::kFloat, at::kDouble})
@@ -174,7 +175,7 @@ TEST(ElementwiseOps, UnarySpecialValues) {
       [](const at::Tensor& x) { return at::reciprocal(x); }));
 }
 
-TEST(ElementwiseOps, MethodForms) {
+TEST_F(ElementwiseOps, MethodForms) {
   at::Tensor x = make_tensor({3, 2}, at::kFloat, 0.1, 2);
   check(unary_sample(
       "method chain", x,
@@ -341,7 +342,7 @@ std::vector<std::tuple<std::string, at::Tensor, at::Tensor>> binary_inputs(at::S
 
 bool has_bool(at::ScalarType a, at::ScalarType b) { return a == at::kBool || b == at::kBool; }
 
-TEST(ElementwiseOps, BinarySameDtype) {
+TEST_F(ElementwiseOps, BinarySameDtype) {
   for (const BinaryOp& op : binary_ops()) {
     for (at::ScalarType dt : kAllTypes) {
       if (!op.bools && dt == at::kBool) continue;
@@ -351,7 +352,7 @@ TEST(ElementwiseOps, BinarySameDtype) {
   }
 }
 
-TEST(ElementwiseOps, BinaryMixedDtypes) {
+TEST_F(ElementwiseOps, BinaryMixedDtypes) {
   // Tensor-tensor promotion (torch.promote_types), and 0-d tensors that only
   // promote across categories: f16[n] + f32[] stays f16, i32[n] + f64[] is f64.
   const std::pair<at::ScalarType, at::ScalarType> pairs[] = {
@@ -376,7 +377,7 @@ TEST(ElementwiseOps, BinaryMixedDtypes) {
 }
 
 // Python-number operands: promotion by kind only (wrapped numbers).
-TEST(ElementwiseOps, NumberOperands) {
+TEST_F(ElementwiseOps, NumberOperands) {
   const std::vector<Scalar> numbers = {Scalar(2), Scalar(2.5), Scalar(true), Scalar(-3),
                                        Scalar(0.5)};
   auto c10s = [](const Scalar& s) -> c10::Scalar {
@@ -459,7 +460,7 @@ TEST(ElementwiseOps, NumberOperands) {
 }
 
 // The promotion cases API.md names, checked for their result dtypes directly.
-TEST(ElementwiseOps, PromotionExamples) {
+TEST_F(ElementwiseOps, PromotionExamples) {
   struct Case {
     std::string name;
     at::Tensor x;
@@ -523,7 +524,7 @@ TEST(ElementwiseOps, PromotionExamples) {
   }
 }
 
-TEST(ElementwiseOps, Alpha) {
+TEST_F(ElementwiseOps, Alpha) {
   struct Case {
     std::string name;
     at::ScalarType a, b;
@@ -575,7 +576,7 @@ TEST(ElementwiseOps, Alpha) {
       [](const at::Tensor& a, const at::Tensor& b) { return at::add(a, b, false); }));
 }
 
-TEST(ElementwiseOps, Clamp) {
+TEST_F(ElementwiseOps, Clamp) {
   struct Bounds {
     std::string name;
     c10::optional<Scalar> lo, hi;
@@ -621,7 +622,7 @@ TEST(ElementwiseOps, Clamp) {
       [](const at::Tensor& t) { return at::clamp(t, -1, 0.5); }));
 }
 
-TEST(ElementwiseOps, Where) {
+TEST_F(ElementwiseOps, Where) {
   auto cond = [](at::IntArrayRef s) { return make_tensor(s, at::kBool); };
   auto tw = [](const Tensor& c, const Tensor& a, const Tensor& b) { return where(c, a, b); };
   auto aw = [](const at::Tensor& c, const at::Tensor& a, const at::Tensor& b) {
@@ -680,7 +681,7 @@ TEST(ElementwiseOps, Where) {
 }
 
 // Runtime numbers (thunder::Scalar arguments) never recompile.
-TEST(ElementwiseOps, NumberProxies) {
+TEST_F(ElementwiseOps, NumberProxies) {
   at::Tensor x = make_tensor({3, 2});
   auto jfn = jit([](const Tensor& t, const Scalar& s) {
     return TensorList{t * s,
@@ -722,7 +723,7 @@ TEST(ElementwiseOps, NumberProxies) {
   EXPECT_EQ(cache_hits(jfn), 2);
 }
 
-TEST(ElementwiseOps, Errors) {
+TEST_F(ElementwiseOps, Errors) {
   auto f = [](at::IntArrayRef s, at::ScalarType dt = at::kFloat) { return make_tensor(s, dt); };
   // Undefined tensors (None) are no operands.
   const std::vector<at::Tensor> x3 = {f({3})};

@@ -7,6 +7,7 @@
 
 namespace thunder::testing {
 namespace {
+using FactoryOps = OpInfoTest;
 
 using AtenList = std::vector<at::Tensor>;
 
@@ -25,7 +26,7 @@ OpSample factory(std::string name, std::function<Tensor()> t, std::function<at::
 const at::ScalarType kAllTypes[] = {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16,
                                     at::kInt,   at::kLong,   at::kBool};
 
-TEST(FactoryOps, ZerosOnesFull) {
+TEST_F(FactoryOps, ZerosOnesFull) {
   for (at::ScalarType dt : kAllTypes) {
     for (std::vector<int64_t> shape : {std::vector<int64_t>{2, 3}, {}, {0, 4}, {5}, {1, 2, 1}}) {
       auto o = at::TensorOptions().dtype(dt);
@@ -70,7 +71,7 @@ TEST(FactoryOps, ZerosOnesFull) {
       "full -inf", [] { return full({2}, -INFINITY); }, [] { return at::full({2}, -INFINITY); }));
 }
 
-TEST(FactoryOps, Empty) {
+TEST_F(FactoryOps, Empty) {
   for (at::ScalarType dt : kAllTypes) {
     auto o = at::TensorOptions().dtype(dt);
     Tensor e = empty({2, 3}, o);
@@ -113,7 +114,7 @@ OpSample arange_sample(std::string name, std::function<Tensor()> t, std::functio
   return s;
 }
 
-TEST(FactoryOps, Arange) {
+TEST_F(FactoryOps, Arange) {
   struct Case {
     double start, end, step;
     bool integral;  // pass as integers
@@ -162,7 +163,7 @@ TEST(FactoryOps, Arange) {
       [=] { return at::arange(big, big + 5, 2); }));
 }
 
-TEST(FactoryOps, Like) {
+TEST_F(FactoryOps, Like) {
   std::vector<at::Tensor> inputs = {make_tensor({2, 3}),         make_tensor({4}, at::kDouble),
                                     make_tensor({}, at::kHalf),  make_tensor({3, 0}, at::kInt),
                                     make_tensor({2}, at::kLong), make_tensor({3}, at::kBool),
@@ -204,7 +205,7 @@ TEST(FactoryOps, Like) {
   }
 }
 
-TEST(FactoryOps, FactoriesAppearInTrace) {
+TEST_F(FactoryOps, FactoriesAppearInTrace) {
   auto fn = [](const Tensor& x) {
     return x + zeros({3}) + ones({3}, at::kDouble) + full({3}, 2.0) + arange(3) + zeros_like(x);
   };
@@ -224,7 +225,7 @@ TEST(FactoryOps, FactoriesAppearInTrace) {
     EXPECT_NE(text.find(s), std::string::npos) << s << "\n" << text;
 }
 
-TEST(FactoryOps, ArangeFloatDecomposition) {
+TEST_F(FactoryOps, ArangeFloatDecomposition) {
   Trace t;
   {
     TracingScope s(t);
@@ -243,7 +244,7 @@ TEST(FactoryOps, ArangeFloatDecomposition) {
             "  return t4\n");
 }
 
-TEST(FactoryOps, RequiresGradOptionEager) {
+TEST_F(FactoryOps, RequiresGradOptionEager) {
   Tensor z = zeros({2, 2}, at::TensorOptions().requires_grad(true));
   EXPECT_TRUE(z.requires_grad());
   EXPECT_TRUE(z.aten().is_leaf());
@@ -256,7 +257,7 @@ TEST(FactoryOps, RequiresGradOptionEager) {
   EXPECT_FALSE(zeros_like(Tensor(leaf)).requires_grad());
 }
 
-TEST(FactoryOps, RandomShapesDtypesAndRanges) {
+TEST_F(FactoryOps, RandomShapesDtypesAndRanges) {
   for (at::ScalarType dt : {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}) {
     for (const char* exec : {"", "aten", "aten_prims"}) {
       auto fn = [dt](const Tensor& x) {
@@ -294,7 +295,7 @@ TEST(FactoryOps, RandomShapesDtypesAndRanges) {
   EXPECT_EQ(randn({2}).dtype(), at::kFloat);
 }
 
-TEST(FactoryOps, SameSeedSameValues) {
+TEST_F(FactoryOps, SameSeedSameValues) {
   auto fn = [](const Tensor& x) {
     return TensorList{rand({4, 5}), randn({7}, at::kDouble), rand_like(x), randn_like(x)};
   };
@@ -322,7 +323,7 @@ TEST(FactoryOps, SameSeedSameValues) {
   }
 }
 
-TEST(FactoryOps, Errors) {
+TEST_F(FactoryOps, Errors) {
   auto none = std::vector<at::Tensor>{};
   expect_error("ltorch.zeros", none, [](const TensorList&) { return TensorList{zeros({2, -1})}; });
   expect_error("ltorch.full", none, [](const TensorList&) { return TensorList{full({-3}, 1.0)}; });
@@ -351,7 +352,7 @@ TEST(FactoryOps, Errors) {
                [](const TensorList&) { return TensorList{zeros_like(Tensor())}; });
 }
 
-TEST(FactoryOps, ArangeWithRuntimeNumberIsAnError) {
+TEST_F(FactoryOps, ArangeWithRuntimeNumberIsAnError) {
   auto jfn = jit([](const Tensor& x, const Scalar& n) { return x + arange(n); });
   try {
     jfn(at::zeros({3}), Scalar(int64_t{3}));

@@ -4,6 +4,7 @@
 
 namespace thunder::testing {
 namespace {
+using IndexingOps = OpInfoTest;
 
 using ATs = std::vector<at::Tensor>;
 
@@ -15,7 +16,7 @@ at::Tensor unique_rows(int64_t rows, int64_t n, int64_t cols) {
       .contiguous();
 }
 
-TEST(IndexingOps, Gather) {
+TEST_F(IndexingOps, Gather) {
   auto fn = [](int64_t dim) {
     return [dim](const TensorList& x) { return TensorList{gather(x[0], dim, x[1])}; };
   };
@@ -47,7 +48,7 @@ TEST(IndexingOps, Gather) {
   expect_error("ltorch.gather", {make_tensor({3, 4}), make_tensor({3, 5}, at::kLong, 0, 3)}, fn(0));
 }
 
-TEST(IndexingOps, Scatter) {
+TEST_F(IndexingOps, Scatter) {
   auto fn = [](int64_t dim) {
     return [dim](const TensorList& x) { return TensorList{scatter(x[0], dim, x[1], x[2])}; };
   };
@@ -75,7 +76,7 @@ TEST(IndexingOps, Scatter) {
                fn(0));
 }
 
-TEST(IndexingOps, ScatterAdd) {
+TEST_F(IndexingOps, ScatterAdd) {
   auto fn = [](int64_t dim) {
     return [dim](const TensorList& x) { return TensorList{scatter_add(x[0], dim, x[1], x[2])}; };
   };
@@ -108,7 +109,7 @@ TEST(IndexingOps, ScatterAdd) {
                fn(3));
 }
 
-TEST(IndexingOps, IndexSelect) {
+TEST_F(IndexingOps, IndexSelect) {
   auto fn = [](int64_t dim) {
     return [dim](const TensorList& x) { return TensorList{index_select(x[0], dim, x[1])}; };
   };
@@ -136,7 +137,7 @@ TEST(IndexingOps, IndexSelect) {
                fn(2));
 }
 
-TEST(IndexingOps, MaskedFill) {
+TEST_F(IndexingOps, MaskedFill) {
   auto fn = [](double v) {
     return [v](const TensorList& x) { return TensorList{masked_fill(x[0], x[1], v)}; };
   };

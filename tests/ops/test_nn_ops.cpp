@@ -6,6 +6,7 @@
 
 namespace thunder::testing {
 namespace {
+using NnOps = OpInfoTest;
 
 namespace F = thunder::nn::functional;
 using ATs = std::vector<at::Tensor>;
@@ -16,7 +17,7 @@ OpSample matmul_sample(const std::string& name, ATs inputs) {
           [](const ATs& x) { return ATs{at::matmul(x[0], x[1])}; }};
 }
 
-TEST(NnOps, Matmul) {
+TEST_F(NnOps, Matmul) {
   check_sample(matmul_sample("2-D @ 2-D", {make_tensor({3, 4}), make_tensor({4, 5})}));
   check_sample(matmul_sample("1-D @ 1-D", {make_tensor({4}), make_tensor({4})}));
   check_sample(matmul_sample("1-D @ 2-D", {make_tensor({4}), make_tensor({4, 5})}));
@@ -35,7 +36,7 @@ TEST(NnOps, Matmul) {
   check_sample(matmul_sample("empty k", {make_tensor({3, 0}), make_tensor({0, 2})}));
 }
 
-TEST(NnOps, MatmulErrors) {
+TEST_F(NnOps, MatmulErrors) {
   auto mm = [](const TensorList& x) { return TensorList{matmul(x[0], x[1])}; };
   expect_error("cannot be multiplied", {make_tensor({3, 4}), make_tensor({5, 6})}, mm);
   expect_error("ltorch.matmul", {make_tensor({4}), make_tensor({5})}, mm);
@@ -44,7 +45,7 @@ TEST(NnOps, MatmulErrors) {
   expect_error("ltorch.matmul", {make_tensor({3, 4}), make_tensor({4, 5}, at::kDouble)}, mm);
 }
 
-TEST(NnOps, Linear) {
+TEST_F(NnOps, Linear) {
   check_sample({"linear with bias",
                 {make_tensor({2, 3, 4}), make_tensor({5, 4}), make_tensor({5})},
                 [](const TensorList& x) { return TensorList{F::linear(x[0], x[1], x[2])}; },
@@ -62,7 +63,7 @@ TEST(NnOps, Linear) {
   expect_error("ltorch.linear", {make_tensor({3, 4}), make_tensor({5, 4}), make_tensor({4})}, lin);
 }
 
-TEST(NnOps, Dropout) {
+TEST_F(NnOps, Dropout) {
   auto drop = [](double p, bool training) {
     return [p, training](const TensorList& x) { return TensorList{F::dropout(x[0], p, training)}; };
   };
@@ -77,7 +78,7 @@ TEST(NnOps, Dropout) {
 }
 
 // Random at p=0.5: every element is 0 or x / (1 - p), and a fair share is kept.
-TEST(NnOps, DropoutIsMaskedAndScaled) {
+TEST_F(NnOps, DropoutIsMaskedAndScaled) {
   at::Tensor x = make_tensor({64, 64}, at::kFloat, 0.5, 3.0);  // nonzero inputs
   auto fn = [](const TensorList& xs) { return TensorList{F::dropout(xs[0], 0.5, true)}; };
   auto check = [&](const at::Tensor& out, const std::string& how) {
@@ -100,7 +101,7 @@ TEST(NnOps, DropoutIsMaskedAndScaled) {
   }
 }
 
-TEST(NnOps, DropoutSymbolIsRandom) {
+TEST_F(NnOps, DropoutSymbolIsRandom) {
   EXPECT_TRUE(ltorch::symbol("ltorch.dropout").has_tag(OpTag::RANDOM_OP));
   EXPECT_TRUE(ltorch::symbol("ltorch.matmul").has_tag(OpTag::MATMUL_OP));
   EXPECT_TRUE(ltorch::symbol("ltorch.linear").has_tag(OpTag::MATMUL_OP));
@@ -108,7 +109,7 @@ TEST(NnOps, DropoutSymbolIsRandom) {
   EXPECT_TRUE(prims::symbol("prims.linear").has_tag(OpTag::MATMUL_OP));
 }
 
-TEST(NnOps, Gelu) {
+TEST_F(NnOps, Gelu) {
   for (const char* approx : {"none", "tanh"})
     check_sample({std::string("gelu ") + approx,
                   {make_tensor({4, 5})},
@@ -131,7 +132,7 @@ TEST(NnOps, Gelu) {
                [](const TensorList& x) { return TensorList{F::gelu(x[0], "fast")}; });
 }
 
-TEST(NnOps, SoftmaxAndLogSoftmax) {
+TEST_F(NnOps, SoftmaxAndLogSoftmax) {
   at::Tensor x = make_tensor({3, 4, 5});
   for (int64_t dim : {0, 1, 2, -1}) {
     check_sample({"softmax dim " + std::to_string(dim),
@@ -174,7 +175,7 @@ TEST(NnOps, SoftmaxAndLogSoftmax) {
                [](const TensorList& t) { return TensorList{F::log_softmax(t[0], -3)}; });
 }
 
-TEST(NnOps, LayerNorm) {
+TEST_F(NnOps, LayerNorm) {
   check_sample(
       {"layer_norm affine",
        {make_tensor({2, 3, 4}), make_tensor({4}), make_tensor({4})},
@@ -216,7 +217,7 @@ TEST(NnOps, LayerNorm) {
                [](const TensorList& x) { return TensorList{F::layer_norm(x[0], {4}, x[1])}; });
 }
 
-TEST(NnOps, Embedding) {
+TEST_F(NnOps, Embedding) {
   auto emb = [](const TensorList& x) { return TensorList{F::embedding(x[0], x[1])}; };
   auto ref = [](const ATs& x) { return ATs{at::embedding(x[1], x[0])}; };
   check_sample(
@@ -227,7 +228,7 @@ TEST(NnOps, Embedding) {
   expect_error("ltorch.embedding", {make_tensor({3}, at::kLong, 0, 3), make_tensor({10})}, emb);
 }
 
-TEST(NnOps, CrossEntropy) {
+TEST_F(NnOps, CrossEntropy) {
   auto ce = [](const TensorList& x) { return TensorList{F::cross_entropy(x[0], x[1])}; };
   auto ref = [](const ATs& x) { return ATs{at::cross_entropy_loss(x[0], x[1])}; };
   check_sample(
@@ -243,7 +244,7 @@ TEST(NnOps, CrossEntropy) {
   expect_error("ltorch.cross_entropy", {make_tensor({5, 7}), make_tensor({5})}, ce);
 }
 
-TEST(NnOps, ScaledDotProductAttention) {
+TEST_F(NnOps, ScaledDotProductAttention) {
   for (bool causal : {false, true}) {
     auto fn = [causal](const TensorList& x) {
       return TensorList{F::scaled_dot_product_attention(x[0], x[1], x[2], causal)};
@@ -269,7 +270,7 @@ TEST(NnOps, ScaledDotProductAttention) {
                });
 }
 
-TEST(NnOps, Relu) {
+TEST_F(NnOps, Relu) {
   check_sample({"F::relu",
                 {make_tensor({3, 4})},
                 [](const TensorList& x) { return TensorList{F::relu(x[0])}; },

@@ -5,6 +5,7 @@
 
 namespace thunder::testing {
 namespace {
+using ReductionOps = OpInfoTest;
 
 using TF = std::function<Tensor(const Tensor&)>;
 using AF = std::function<at::Tensor(const at::Tensor&)>;
@@ -44,7 +45,7 @@ std::string label(const std::string& op, at::IntArrayRef shape, const Dims& dims
   return os.str();
 }
 
-TEST(ReductionOps, Sum) {
+TEST_F(ReductionOps, Sum) {
   for (auto dt : {at::kFloat, at::kDouble, at::kHalf, at::kInt, at::kLong, at::kBool})
     for (const auto& [shape, dimss] : cases())
       for (const Dims& dims : dimss)
@@ -75,14 +76,14 @@ TEST(ReductionOps, Sum) {
       [](const at::Tensor& x) { return at::sum(x, {1}); });
 }
 
-TEST(ReductionOps, SumErrors) {
+TEST_F(ReductionOps, SumErrors) {
   error1("ltorch.sum", make_tensor({2, 3}), [](const Tensor& x) { return sum(x, {2}); });
   error1("ltorch.sum", make_tensor({2, 3}), [](const Tensor& x) { return sum(x, {-3}); });
   error1("ltorch.sum", make_tensor({2, 3}), [](const Tensor& x) { return sum(x, {1, -1}); });
   error1("ltorch.sum", make_tensor({}), [](const Tensor& x) { return sum(x, {1}); });
 }
 
-TEST(ReductionOps, Mean) {
+TEST_F(ReductionOps, Mean) {
   for (auto dt : {at::kFloat, at::kDouble, at::kHalf})
     for (const auto& [shape, dimss] : cases())
       for (const Dims& dims : dimss)
@@ -113,14 +114,14 @@ TEST(ReductionOps, Mean) {
       [](const at::Tensor& x) { return at::mean(x, {0}, true); });
 }
 
-TEST(ReductionOps, MeanErrors) {
+TEST_F(ReductionOps, MeanErrors) {
   error1("ltorch.mean", make_tensor({2, 3}, at::kLong), [](const Tensor& x) { return mean(x); });
   error1("ltorch.mean", make_tensor({2, 3}, at::kBool), [](const Tensor& x) { return mean(x); });
   error1("ltorch.mean", make_tensor({2, 3}), [](const Tensor& x) { return mean(x, {0, 0}); });
   error1("ltorch.mean", make_tensor({2, 3}), [](const Tensor& x) { return mean(x, {2}); });
 }
 
-TEST(ReductionOps, AmaxAmin) {
+TEST_F(ReductionOps, AmaxAmin) {
   for (auto dt : {at::kFloat, at::kDouble, at::kHalf, at::kInt, at::kLong, at::kBool})
     for (const auto& [shape, dimss] : cases())
       for (const Dims& dims : dimss)
@@ -149,14 +150,14 @@ TEST(ReductionOps, AmaxAmin) {
       [](const at::Tensor& x) { return at::amax(x, {1}); });
 }
 
-TEST(ReductionOps, AmaxAminErrors) {
+TEST_F(ReductionOps, AmaxAminErrors) {
   error1("ltorch.amax", make_tensor({0, 3}), [](const Tensor& x) { return amax(x, {0}); });
   error1("ltorch.amax", make_tensor({0, 3}), [](const Tensor& x) { return amax(x); });
   error1("ltorch.amin", make_tensor({2, 0}), [](const Tensor& x) { return amin(x, {-1}); });
   error1("ltorch.amin", make_tensor({2, 3}), [](const Tensor& x) { return amin(x, {3}); });
 }
 
-TEST(ReductionOps, VarStd) {
+TEST_F(ReductionOps, VarStd) {
   for (auto dt : {at::kFloat, at::kDouble, at::kHalf})
     for (const auto& [shape, dimss] : cases())
       for (const Dims& dims : dimss)
@@ -194,7 +195,7 @@ TEST(ReductionOps, VarStd) {
       [](const at::Tensor& x) { return at::var(x, at::IntArrayRef{0}, true, false); });
 }
 
-TEST(ReductionOps, VarStdErrors) {
+TEST_F(ReductionOps, VarStdErrors) {
   error1("ltorch.var", make_tensor({2, 3}, at::kLong), [](const Tensor& x) { return var(x); });
   error1("ltorch.std", make_tensor({2, 3}, at::kInt),
          [](const Tensor& x) { return thunder::std(x); });
@@ -205,7 +206,7 @@ TEST(ReductionOps, VarStdErrors) {
   });
 }
 
-TEST(ReductionOps, Argmax) {
+TEST_F(ReductionOps, Argmax) {
   for (auto dt : {at::kFloat, at::kDouble, at::kHalf, at::kInt, at::kLong}) {
     // Small integer ranges make ties; torch returns the first maximal index.
     at::Tensor x = make_tensor({3, 4, 5}, dt, -2, 2);
@@ -243,7 +244,7 @@ TEST(ReductionOps, Argmax) {
       [](const Tensor& x) { return argmax(x); }, [](const at::Tensor& x) { return at::argmax(x); });
 }
 
-TEST(ReductionOps, ArgmaxErrors) {
+TEST_F(ReductionOps, ArgmaxErrors) {
   error1("ltorch.argmax", make_tensor({3}, at::kBool), [](const Tensor& x) { return argmax(x); });
   error1("ltorch.argmax", make_tensor({0, 3}), [](const Tensor& x) { return argmax(x); });
   error1("ltorch.argmax", make_tensor({0, 3}), [](const Tensor& x) { return argmax(x, 0); });
@@ -264,7 +265,7 @@ OpSample max_sample(const std::string& name, const at::Tensor& x, int64_t dim, b
           }};
 }
 
-TEST(ReductionOps, MaxDim) {
+TEST_F(ReductionOps, MaxDim) {
   for (auto dt : {at::kFloat, at::kDouble, at::kHalf, at::kInt, at::kLong, at::kBool}) {
     at::Tensor x = make_tensor({3, 4, 5}, dt, -2, 2);
     for (int64_t dim : {0, 1, 2, -1})
@@ -292,7 +293,7 @@ TEST(ReductionOps, MaxDim) {
                 }});
 }
 
-TEST(ReductionOps, MaxDimErrors) {
+TEST_F(ReductionOps, MaxDimErrors) {
   auto fn = [](int64_t dim) {
     return [dim](const TensorList& v) {
       auto [values, indices] = max(v[0], dim);

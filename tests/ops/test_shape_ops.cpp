@@ -5,6 +5,7 @@
 
 namespace thunder::testing {
 namespace {
+using ShapeOps = OpInfoTest;
 
 using TF = std::function<Tensor(const Tensor&)>;
 using AF = std::function<at::Tensor(const at::Tensor&)>;
@@ -40,7 +41,7 @@ std::string str(at::IntArrayRef v) {
   return os.str();
 }
 
-TEST(ShapeOps, Reshape) {
+TEST_F(ShapeOps, Reshape) {
   const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
       {{2, 3, 4}, {6, 4}},
       {{2, 3, 4}, {-1}},
@@ -77,7 +78,7 @@ TEST(ShapeOps, Reshape) {
       });
 }
 
-TEST(ShapeOps, ReshapeErrors) {
+TEST_F(ShapeOps, ReshapeErrors) {
   error1("ltorch.reshape", make_tensor({2, 3}), [](const Tensor& x) { return reshape(x, {4}); });
   error1("ltorch.reshape", make_tensor({2, 3}), [](const Tensor& x) {
     return reshape(x, {5, -1});
@@ -97,7 +98,7 @@ TEST(ShapeOps, ReshapeErrors) {
   error1("ltorch.view", make_tensor({2, 3}), [](const Tensor& x) { return view(x, {7}); });
 }
 
-TEST(ShapeOps, Flatten) {
+TEST_F(ShapeOps, Flatten) {
   const std::vector<std::tuple<std::vector<int64_t>, int64_t, int64_t>> cases = {
       {{2, 3, 4}, 0, -1},  {{2, 3, 4}, 1, 2}, {{2, 3, 4}, 0, 1},
       {{2, 3, 4}, -2, -1}, {{2, 3, 4}, 1, 1}, {{}, 0, -1},
@@ -118,7 +119,7 @@ TEST(ShapeOps, Flatten) {
          [](const Tensor& x) { return flatten(x, 0, 3); });
 }
 
-TEST(ShapeOps, TransposePermute) {
+TEST_F(ShapeOps, TransposePermute) {
   for (auto dt : kDTypes) {
     at::Tensor x = make_tensor({2, 3, 4}, dt);
     for (auto [d0, d1] : std::vector<std::pair<int64_t, int64_t>>{{0, 1}, {-1, 0}, {1, 1}, {2, -2}})
@@ -154,7 +155,7 @@ TEST(ShapeOps, TransposePermute) {
   error1("ltorch.permute", make_tensor({2, 3}), [](const Tensor& x) { return permute(x, {0, 2}); });
 }
 
-TEST(ShapeOps, UnsqueezeSqueeze) {
+TEST_F(ShapeOps, UnsqueezeSqueeze) {
   for (auto dt : kDTypes) {
     at::Tensor x = make_tensor({2, 1, 3, 1}, dt);
     for (int64_t d : {0, 2, 4, -1, -5})
@@ -193,7 +194,7 @@ TEST(ShapeOps, UnsqueezeSqueeze) {
   error1("ltorch.squeeze", make_tensor({2, 1}), [](const Tensor& x) { return squeeze(x, 2); });
 }
 
-TEST(ShapeOps, ExpandContiguous) {
+TEST_F(ShapeOps, ExpandContiguous) {
   const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
       {{3, 1}, {3, 4}}, {{3, 1}, {-1, 4}}, {{3, 1}, {2, 3, 4}}, {{3, 1}, {2, -1, -1}},
       {{}, {2, 3}},     {{1}, {0}},        {{3, 4}, {3, 4}},    {{1, 4}, {0, 5, 4}},
@@ -231,7 +232,7 @@ void check_n(const std::string& name, const std::vector<at::Tensor>& xs,
                 [af](const std::vector<at::Tensor>& v) { return std::vector<at::Tensor>{af(v)}; }});
 }
 
-TEST(ShapeOps, Cat) {
+TEST_F(ShapeOps, Cat) {
   for (auto dt : kDTypes)
     for (int64_t dim : {0, 1, -1, -2}) {
       std::vector<at::Tensor> xs = {make_tensor({2, 3}, dt), make_tensor({2, 3}, dt),
@@ -271,7 +272,7 @@ TEST(ShapeOps, Cat) {
       [](const std::vector<at::Tensor>& v) { return at::cat(v, 0); });
 }
 
-TEST(ShapeOps, CatErrors) {
+TEST_F(ShapeOps, CatErrors) {
   auto cat_fn = [](int64_t dim) {
     return [dim](const TensorList& v) { return TensorList{cat(v, dim)}; };
   };
@@ -282,7 +283,7 @@ TEST(ShapeOps, CatErrors) {
   expect_error("ltorch.cat", {}, cat_fn(0));
 }
 
-TEST(ShapeOps, Stack) {
+TEST_F(ShapeOps, Stack) {
   for (auto dt : kDTypes)
     for (int64_t dim : {0, 1, 2, -1, -3}) {
       std::vector<at::Tensor> xs = {make_tensor({2, 3}, dt), make_noncontiguous({2, 3}, dt)};
@@ -311,7 +312,7 @@ TEST(ShapeOps, Stack) {
   expect_error("ltorch.stack", {}, stack_fn(0));
 }
 
-TEST(ShapeOps, NarrowSelect) {
+TEST_F(ShapeOps, NarrowSelect) {
   for (auto dt : kDTypes) {
     at::Tensor x = make_tensor({4, 5, 3}, dt);
     for (auto [dim, start, len] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
@@ -347,7 +348,7 @@ TEST(ShapeOps, NarrowSelect) {
   error1("ltorch.select", make_tensor({}), [](const Tensor& x) { return select(x, 0, 0); });
 }
 
-TEST(ShapeOps, Split) {
+TEST_F(ShapeOps, Split) {
   for (auto dt : {at::kFloat, at::kLong, at::kBool}) {
     at::Tensor x = make_tensor({7, 4}, dt);
     for (int64_t size : {1, 2, 3, 7, 10})
@@ -394,7 +395,7 @@ TEST(ShapeOps, Split) {
   expect_error("ltorch.split", {make_tensor({})}, fn([](const Tensor& x) { return split(x, 1); }));
 }
 
-TEST(ShapeOps, Chunk) {
+TEST_F(ShapeOps, Chunk) {
   // torch.chunk uses pieces of ceil(size / chunks): 6 in 4 chunks gives 3 pieces.
   const std::vector<std::pair<int64_t, int64_t>> cases = {{6, 4}, {5, 4}, {5, 5}, {2, 5},
                                                           {8, 3}, {1, 1}, {0, 3}, {9, 3}};
@@ -419,7 +420,7 @@ TEST(ShapeOps, Chunk) {
   expect_error("ltorch.chunk", {make_tensor({})}, fn([](const Tensor& x) { return chunk(x, 2); }));
 }
 
-TEST(ShapeOps, TriuTril) {
+TEST_F(ShapeOps, TriuTril) {
   const std::vector<std::vector<int64_t>> shapes = {{4, 4},       {3, 5}, {5, 3}, {2, 3, 4},
                                                     {2, 2, 3, 3}, {0, 3}, {3, 0}};
   for (const auto& shape : shapes)
@@ -444,7 +445,7 @@ TEST(ShapeOps, TriuTril) {
   error1("ltorch.tril", make_tensor({}), [](const Tensor& x) { return tril(x); });
 }
 
-TEST(ShapeOps, To) {
+TEST_F(ShapeOps, To) {
   for (auto from : kDTypes)
     for (auto to : kDTypes) {
       std::ostringstream os;

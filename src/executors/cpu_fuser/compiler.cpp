@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -17,9 +18,11 @@
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
+#include <thread>
 #include <unordered_set>
 
 #include "thunder/executors/cpu_fuser.h"
+#include "vector_math.h"
 
 extern char** environ;
 
@@ -40,7 +43,7 @@ const std::vector<std::string> kFlags = {
     "-fPIC", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math",
     "-w"};
 
-std::atomic<int64_t> compiles{0}, disk_hits{0}, memory_hits{0}, fallbacks{0}, rebuilds{0};
+std::atomic<int64_t> compiles{0}, compiler_runs{0}, disk_hits{0}, memory_hits{0}, fallbacks{0}, rebuilds{0};
 std::atomic<int64_t> counter{0};
 
 struct Compiler {
@@ -108,21 +111,22 @@ std::string cache_key(const std::string& source) {
   std::string all = source;
   for (const auto& f : kFlags) all += "\n" + f;
   all += "\n" + compiler().identity;
+  all += "\nkeyed symbols";  // libraries name their entry by key (older files differ)
   return fmt::format("{:016x}{:016x}", fnv1a(all, 14695981039346656037ull),
                      fnv1a(all, 0x9e3779b97f4a7c15ull));
 }
 
-// Every kernel library names its own cache key, so a file that is truncated,
-// corrupted or another kernel's is detected instead of run.
-std::string key_symbol(const std::string& key) {
-  return fmt::format("\nextern \"C\" const char thunder_kernel_key[] = \"{}\";\n", key);
-}
+// The kernel library's symbols carry the cache key, so one library can hold
+// many kernels, and a file that is truncated, corrupted or another kernel's
+// is detected instead of run.
+std::string entry_symbol(const std::string& key) { return "thunder_kernel_" + key; }
+std::string key_symbol(const std::string& key) { return "thunder_kernel_key_" + key; }
 
 KernelFn open_kernel(const fs::path& so, const std::string& key) {
   void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) return nullptr;
-  const auto* named = static_cast<const char*>(dlsym(h, "thunder_kernel_key"));
-  auto* fn = reinterpret_cast<KernelFn>(dlsym(h, "thunder_kernel"));
+  const auto* named = static_cast<const char*>(dlsym(h, key_symbol(key).c_str()));
+  auto* fn = reinterpret_cast<KernelFn>(dlsym(h, entry_symbol(key).c_str()));
   if (!named || key != named || !fn) {
     dlclose(h);
     return nullptr;
@@ -137,13 +141,44 @@ void warn_once(const std::string& msg) {
   });
 }
 
-// Runs the compiler; the object appears at `so` only if it succeeded.
-bool compile(const std::string& source, const fs::path& dir, const std::string& key) {
-  std::string tmp = fmt::format("{}.{}.{}.tmp", key, getpid(), counter++);
+struct Job {
+  std::string key;
+  const std::string* source;
+};
+
+// One translation unit for several kernels: the shared helpers once, then
+// each kernel in its own namespace with its entry renamed by its key. Most of
+// a small kernel's build is starting the compiler and the linker (~0.13 s),
+// so 40 kernels build ~5x faster together than one by one.
+std::string unit_source(const std::vector<Job>& jobs) {
+  const std::string_view pre = kernel_preamble();
+  std::string out;
+  const bool shared = jobs.size() > 1;
+  if (shared) out += pre;
+  for (const Job& j : jobs) {
+    out += fmt::format("#define thunder_kernel {}\n", entry_symbol(j.key));
+    if (shared) {
+      out += fmt::format("namespace k{} {{\n", j.key);
+      out.append(*j.source, pre.size());
+      out += "}\n";
+    } else {
+      out += *j.source;
+    }
+    out += fmt::format("#undef thunder_kernel\nextern \"C\" const char {}[] = \"{}\";\n",
+                       key_symbol(j.key), j.key);
+  }
+  return out;
+}
+
+// Runs the compiler over one unit; each kernel's library appears at
+// <key>.so (hard links to one file) only if it succeeded, with its own
+// source beside it at <key>.cpp for reading.
+bool compile(const std::vector<Job>& jobs, const fs::path& dir) {
+  std::string tmp = fmt::format("{}.{}.{}.tmp", jobs[0].key, getpid(), counter++);
   fs::path cpp = dir / (tmp + ".cpp"), obj = dir / (tmp + ".so"), log = dir / (tmp + ".log");
   {
     std::ofstream f(cpp);
-    f << source << key_symbol(key);
+    f << unit_source(jobs);
     if (!f) return false;
   }
   std::vector<std::string> args = {compiler().path};
@@ -162,13 +197,22 @@ bool compile(const std::string& source, const fs::path& dir, const std::string& 
   int status = 0;
   bool ok =
       rc == 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  ++compiles;
+  ++compiler_runs;
   std::error_code ec;
   if (ok) {
-    fs::rename(obj, dir / (key + ".so"), ec);
-    ok = !ec;
-    fs::rename(cpp, dir / (key + ".cpp"), ec);
-  } else {
+    compiles += static_cast<int64_t>(jobs.size());
+    for (const Job& j : jobs) {
+      // Under a temporary name first: the rename is atomic, so no process
+      // ever opens a half-made <key>.so.
+      fs::path link = dir / fmt::format("{}.{}.{}.tmp.so", j.key, getpid(), counter++);
+      fs::create_hard_link(obj, link, ec);
+      if (ec) fs::copy_file(obj, link, ec);  // a file system without hard links
+      if (!ec) fs::rename(link, dir / (j.key + ".so"), ec);
+      ok = ok && !ec;
+      fs::remove(link, ec);
+      std::ofstream(dir / (j.key + ".cpp")) << *j.source;
+    }
+  } else if (jobs.size() == 1) {
     std::ifstream f(log);
     std::string head(2000, '\0');
     f.read(head.data(), static_cast<std::streamsize>(head.size()));
@@ -179,6 +223,34 @@ bool compile(const std::string& source, const fs::path& dir, const std::string& 
   fs::remove(obj, ec);
   fs::remove(log, ec);
   return ok;
+}
+
+// Builds the kernels in at most one unit per core, concurrently. A unit that
+// fails is retried kernel by kernel, so one bad kernel costs only itself.
+void compile_all(const std::vector<Job>& jobs, const fs::path& dir) {
+  if (jobs.empty()) return;
+  const std::string_view pre = kernel_preamble();
+  std::vector<std::vector<Job>> units;
+  std::vector<Job> together;
+  for (const Job& j : jobs) {
+    if (j.source->compare(0, pre.size(), pre) == 0)
+      together.push_back(j);
+    else
+      units.push_back({j});
+  }
+  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const size_t n = std::min(together.size(), cores);
+  for (size_t u = 0; u < n; ++u) {
+    units.emplace_back();
+    for (size_t i = u; i < together.size(); i += n) units.back().push_back(together[i]);
+  }
+  std::vector<std::future<void>> running;
+  for (const auto& unit : units)
+    running.push_back(std::async(std::launch::async, [&unit, &dir] {
+      if (compile(unit, dir) || unit.size() == 1) return;
+      for (const Job& j : unit) compile({j}, dir);
+    }));
+  for (auto& f : running) f.get();
 }
 
 std::mutex mu;
@@ -197,16 +269,16 @@ bool codegen_enabled() {
   return !compiler().path.empty();
 }
 
-std::vector<KernelFn> load_kernels(const std::vector<std::string>& sources) {
+std::vector<KernelFn> load_kernels(const std::vector<std::string>& sources, bool compile) {
   std::vector<KernelFn> out(sources.size(), nullptr);
   std::vector<std::string> keys;
   for (const auto& s : sources) keys.push_back(cache_key(s));
   const fs::path dir = cache_dir();
   // Missing kernels, and broken files in the disk cache (deleted first),
-  // compile concurrently, deduplicated by key. A rebuilt file replaces the
+  // compile together, deduplicated by key. A rebuilt file replaces the
   // broken one by an atomic rename, so no process sees it half-written.
-  std::unordered_map<std::string, std::future<bool>> building;
-  std::unordered_set<std::string> from_disk;
+  std::vector<Job> missing;
+  std::unordered_set<std::string> building, from_disk;
   {
     std::lock_guard<std::mutex> lock(mu);
     for (size_t i = 0; i < sources.size(); ++i) {
@@ -222,10 +294,12 @@ std::vector<KernelFn> load_kernels(const std::vector<std::string>& sources) {
         fs::remove(so, ec);
         ++rebuilds;
       }
-      building.emplace(keys[i], std::async(std::launch::async, compile, sources[i], dir, keys[i]));
+      if (!compile) continue;
+      building.insert(keys[i]);
+      missing.push_back({keys[i], &sources[i]});
     }
   }
-  for (auto& [key, f] : building) f.get();
+  compile_all(missing, dir);
   std::lock_guard<std::mutex> lock(mu);
   for (size_t i = 0; i < sources.size(); ++i) {
     auto it = loaded().find(keys[i]);
@@ -243,8 +317,9 @@ std::vector<KernelFn> load_kernels(const std::vector<std::string>& sources) {
 }  // namespace cpu_fuser
 
 CpuFuserStats cpu_fuser_stats() {
-  return {cpu_fuser::compiles.load(), cpu_fuser::disk_hits.load(), cpu_fuser::memory_hits.load(),
-          cpu_fuser::fallbacks.load(), cpu_fuser::rebuilds.load()};
+  return {cpu_fuser::compiles.load(),    cpu_fuser::disk_hits.load(),
+          cpu_fuser::memory_hits.load(), cpu_fuser::fallbacks.load(),
+          cpu_fuser::rebuilds.load(),    cpu_fuser::compiler_runs.load()};
 }
 
 void reset_cpu_fuser_stats() {
@@ -253,6 +328,7 @@ void reset_cpu_fuser_stats() {
   cpu_fuser::memory_hits = 0;
   cpu_fuser::fallbacks = 0;
   cpu_fuser::rebuilds = 0;
+  cpu_fuser::compiler_runs = 0;
 }
 
 }  // namespace thunder

@@ -9,6 +9,7 @@
 // processes never see half-written files.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -22,8 +23,9 @@ bool codegen_enabled();
 // Counts a region that runs on the ATen fallback (for cpu_fuser_stats()).
 void count_fallback_region();
 
-// Loads (from memory, disk, or by compiling; independent sources compile in
-// parallel) one kernel per source; nullptr where compiling failed.
-std::vector<KernelFn> load_kernels(const std::vector<std::string>& sources);
+// Loads (from memory, disk, or by compiling: the missing ones together, one
+// compiler process per core) one kernel per source; nullptr where compiling
+// failed. compile = false: nullptr for those that would need the compiler.
+std::vector<KernelFn> load_kernels(const std::vector<std::string>& sources, bool compile = true);
 
 }  // namespace thunder::cpu_fuser

@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <unordered_map>
@@ -33,7 +34,9 @@ namespace {
 struct FusionSymbol : Symbol {
   bool prepared = false;
   BoundSymbol region;
-  KernelFn fn = nullptr;
+  // Set once the kernel is loaded; a KernelBatch sets it later, while other
+  // threads may already be running the region (on the fallback until then).
+  std::atomic<KernelFn> fn{nullptr};
   int64_t flat_numel = 0;
   std::vector<BufferSpec> outputs, scratch;
   std::vector<bool> number_is_float;  // per input; numbers only
@@ -70,7 +73,8 @@ struct KernelArgs {
 
 void run_fusion(KernelCall& k) {
   const auto& f = static_cast<const FusionSymbol&>(k.symbol());
-  if (!f.fn) return run_fallback(f, k);
+  const KernelFn fn = f.fn.load(std::memory_order_acquire);
+  if (!fn) return run_fallback(f, k);
   const size_t nin = f.region.args.size();
   thread_local KernelArgs args;
   if (args.held.size() < f.slots) {
@@ -107,7 +111,7 @@ void run_fusion(KernelCall& k) {
       args.ptrs[slot] = args.held[slot].data_ptr();
       ++slot;
     }
-  f.fn(args.ptrs.data(), f.flat_numel);
+  fn(args.ptrs.data(), f.flat_numel);
   for (size_t j = 0; j < f.outputs.size(); ++j) k.set_output(j, std::move(args.held[nin + j]));
 }
 
@@ -226,6 +230,13 @@ std::shared_ptr<FusionSymbol> prepare(const BoundSymbol& region, bool codegen,
   return f;
 }
 
+// The kernels a KernelBatch on this thread has collected and not yet built.
+struct Pending {
+  std::vector<std::string> sources;
+  std::vector<std::shared_ptr<FusionSymbol>> regions;
+};
+thread_local Pending* collecting = nullptr;
+
 Trace compile_regions(const Trace& t, const FusionContext& ctx) {
   const bool codegen = codegen_enabled();
   Trace out = t.empty_like();
@@ -237,13 +248,21 @@ Trace compile_regions(const Trace& t, const FusionContext& ctx) {
     made.push_back(prepare(b, codegen, sources));
     b.sym = made.back().get();
   }
+  std::vector<bool> deferred(made.size(), false);
   if (codegen) {
-    std::vector<KernelFn> fns = load_kernels(sources);
-    for (size_t i = 0; i < made.size(); ++i) made[i]->fn = fns[i];
+    std::vector<KernelFn> fns = load_kernels(sources, /*compile=*/collecting == nullptr);
+    for (size_t i = 0; i < made.size(); ++i) {
+      made[i]->fn.store(fns[i], std::memory_order_release);
+      if (!fns[i] && collecting) {
+        collecting->sources.push_back(sources[i]);
+        collecting->regions.push_back(made[i]);
+        deferred[i] = true;
+      }
+    }
   }
-  for (const auto& f : made) {
-    if (!f->fn) count_fallback_region();
-    out.owned_symbols.push_back(f);
+  for (size_t i = 0; i < made.size(); ++i) {
+    if (!made[i]->fn && !deferred[i]) count_fallback_region();
+    out.owned_symbols.push_back(made[i]);
   }
   // The formation pass's unprepared symbols are no longer referenced here.
   std::erase_if(out.owned_symbols, [&](const std::shared_ptr<const Symbol>& s) {
@@ -289,6 +308,45 @@ Executor& cpu_fuser_executor() {
 }
 
 }  // namespace cpu_fuser
+
+struct KernelBatch::State {
+  cpu_fuser::Pending pending;
+  cpu_fuser::Pending* outer = nullptr;
+};
+
+KernelBatch::KernelBatch() : state_(std::make_unique<State>()) {
+  state_->outer = cpu_fuser::collecting;
+  cpu_fuser::collecting = &state_->pending;
+}
+
+KernelBatch::~KernelBatch() {
+  cpu_fuser::collecting = state_->outer;
+  try {
+    build();
+  } catch (...) {  // a destructor must not throw; the regions stay on the fallback
+  }
+}
+
+int64_t KernelBatch::pending() const {
+  return static_cast<int64_t>(state_->pending.sources.size());
+}
+
+int64_t KernelBatch::build() {
+  cpu_fuser::Pending work;
+  std::swap(work, state_->pending);
+  if (work.sources.empty()) return 0;
+  std::vector<cpu_fuser::KernelFn> fns = cpu_fuser::load_kernels(work.sources);
+  int64_t built = 0;
+  for (size_t i = 0; i < fns.size(); ++i) {
+    if (fns[i]) {
+      work.regions[i]->fn.store(fns[i], std::memory_order_release);
+      ++built;
+    } else {
+      cpu_fuser::count_fallback_region();
+    }
+  }
+  return built;
+}
 
 std::string fusion_source(const BoundSymbol& region) {
   return region.sym->is_region ? region.sym->source : std::string();
