@@ -57,7 +57,8 @@ test-tsan: deps
 	cd $(TSAN_BUILD) && OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
 	  THUNDER_CACHE_DIR=$(CURDIR)/$(TSAN_BUILD)/kernel-cache tests/jit_tests --gtest_filter='Threads.*'
 
-# AddressSanitizer (leak checking on) and UndefinedBehaviorSanitizer over the
+# AddressSanitizer (leak checking on) and UndefinedBehaviorSanitizer (less its
+# vptr check, see CMakeLists.txt) over the
 # C++ suite, in its own build folder; .ci/run runs it after make test. -O1
 # keeps the build short; generated kernels are not instrumented (their code
 # is checked against eager by the suite) and come from make test's kernel
