@@ -6,7 +6,8 @@
 // kernel from the CPU's ISA at run time. Neither wins everywhere, so the
 // executor decides per shape by measurement: the first call of a shape class
 // (kind, M, N, K, transposes, batch) times both and remembers the faster in a
-// process-wide table; later calls look the choice up and run it.
+// process-wide table; later calls look the choice up and run it (each thread
+// keeps a copy of the choices it used, so a lookup takes no lock).
 //
 // Operands are read in place: a matrix whose strides are (ld, 1) or (1, ld) is
 // handed to sgemm with its leading dimension and a transpose flag (a weight's
@@ -26,6 +27,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -183,10 +185,22 @@ struct ShapeKeyHash {
   }
 };
 
+using ChoiceTable = std::unordered_map<ShapeKey, bool, ShapeKeyHash>;
+
 struct Choices {
   std::mutex mu;
-  std::unordered_map<ShapeKey, bool, ShapeKeyHash> use_dnnl;
+  ChoiceTable use_dnnl;
   int64_t measured = 0, dnnl_won = 0;
+  std::atomic<uint64_t> generation{0};  // bumped by reset_choices: thread copies are stale
+};
+
+// The choices one thread has looked up. A choice never changes once made
+// (until reset_choices), so a thread's copy answers later calls without the
+// process-wide lock: concurrent callers of one jitted model do not serialise
+// on every matmul.
+struct ThreadChoices {
+  uint64_t generation = ~uint64_t{0};
+  ChoiceTable seen;
 };
 
 Choices& choices() {
@@ -211,16 +225,30 @@ double best_of_ms(int reps, F&& f) {
 template <class Dnnl, class Aten>
 bool choose_dnnl(const ShapeKey& key, Dnnl&& run_dnnl, Aten&& run_aten) {
   Choices& c = choices();
-  std::lock_guard<std::mutex> lock(c.mu);
-  auto it = c.use_dnnl.find(key);
-  if (it != c.use_dnnl.end()) return it->second;
-  run_dnnl();
-  run_aten();
-  const double d = best_of_ms(3, run_dnnl), a = best_of_ms(3, run_aten);
-  const bool pick = d <= a;
-  c.use_dnnl.emplace(key, pick);
-  ++c.measured;
-  c.dnnl_won += pick;
+  thread_local ThreadChoices mine;
+  const uint64_t generation = c.generation.load(std::memory_order_acquire);
+  if (mine.generation != generation) {
+    mine.seen.clear();
+    mine.generation = generation;
+  }
+  if (auto it = mine.seen.find(key); it != mine.seen.end()) return it->second;
+  bool pick;
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto it = c.use_dnnl.find(key);
+    if (it != c.use_dnnl.end()) {
+      pick = it->second;
+    } else {
+      run_dnnl();
+      run_aten();
+      const double d = best_of_ms(3, run_dnnl), a = best_of_ms(3, run_aten);
+      pick = d <= a;
+      c.use_dnnl.emplace(key, pick);
+      ++c.measured;
+      c.dnnl_won += pick;
+    }
+  }
+  mine.seen.emplace(key, pick);
   return pick;
 }
 
@@ -407,6 +435,7 @@ void reset_choices() {
   std::lock_guard<std::mutex> lock(c.mu);
   c.use_dnnl.clear();
   c.measured = c.dnnl_won = 0;
+  c.generation.fetch_add(1, std::memory_order_release);
 }
 
 Executor& dnnl_executor() {

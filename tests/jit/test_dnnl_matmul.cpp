@@ -9,10 +9,13 @@
 #include <thunder/executors/dnnl_matmul.h>
 #include <thunder/thunder.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <functional>
 #include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "model_grads.h"
 #include "models.h"
@@ -268,6 +271,39 @@ TEST(DnnlMatmul, ChoiceIsMeasuredOncePerShape) {
   expect_all_on(last_traces(jfn).back(), "dnnl");
   dnnl::reset_choices();
   EXPECT_EQ(dnnl::choice_stats().measured, 0);
+}
+
+// Threads calling one jitted linear on three shapes at once: every result is
+// right, each shape class is measured once in the process (not once per
+// thread), and after reset_choices() the threads' own copies are dropped and
+// the classes measured again.
+TEST(DnnlMatmul, ThreadsShareTheChoicesAndResetReachesThem) {
+  ScopedEnv measure("THUNDER_DNNL", nullptr);
+  dnnl::reset_choices();
+  at::manual_seed(9);
+  auto jfn = jit([](const Tensor& x, const Tensor& w) { return F::linear(x, w); });
+  const at::Tensor w = at::randn({13, 21});
+  const std::vector<at::Tensor> xs = {at::randn({5, 21}), at::randn({2, 7, 21}),
+                                      at::randn({31, 21})};
+  auto hammer = [&] {
+    std::vector<std::thread> threads;
+    std::atomic<int> wrong{0};
+    for (int t = 0; t < 4; ++t)
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < 30; ++i) {
+          const at::Tensor& x = xs[(t + i) % xs.size()];
+          if (!at::allclose(jfn(x, w).aten(), at::linear(x, w), 1e-4, 1e-5)) ++wrong;
+        }
+      });
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(wrong.load(), 0);
+  };
+  hammer();
+  EXPECT_EQ(dnnl::choice_stats().measured, 3);
+  dnnl::reset_choices();
+  hammer();
+  EXPECT_EQ(dnnl::choice_stats().measured, 3);
+  expect_all_on(last_traces(jfn).back(), "dnnl");
 }
 
 }  // namespace
