@@ -3,8 +3,12 @@
 // aten op it calls comes through the fallback (capture_key.cpp) to
 // CaptureSession::on_op, which runs the op and translates it with the table
 // in capture_ops.cpp into ltorch symbols on the active trace. Tensors are
-// matched to trace values by TensorImpl identity; every tensor the run meets
-// is kept alive until it ends, so an address is never reused for another.
+// matched to trace values by TensorImpl identity. The session holds a weak
+// reference to every TensorImpl the run meets: the object stays allocated (its
+// address is never reused for another tensor) while its data is freed when
+// the code drops it, as eagerly. Holding every intermediate's data instead
+// made the capture run touch fresh memory throughout (page faults: a
+// char-GPT forward took twice its eager time).
 #include "thunder/frontend/capture.h"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -70,11 +74,15 @@ class CaptureSession {
     if (!known) {
       // A tensor that shares memory with one this run made came from code the
       // dispatcher did not show: capturing it would bake this run's values.
-      for (const at::Tensor& k : keep_alive_)
-        THUNDER_CHECK(!(k.is_alias_of(t) && entries_.at(k.unsafeGetTensorImpl()).produced),
+      // By storage address: the tensor it was read from may be gone, and its
+      // storage cannot have been reused while t holds it.
+      const c10::StorageImpl* storage =
+          t.has_storage() ? t.storage().unsafeGetStorageImpl() : nullptr;
+      for (const auto& [impl, k] : entries_)
+        THUNDER_CHECK(!(storage && k.produced && k.storage == storage),
                       "{}: reads a tensor that shares memory with {}, a value this function "
                       "made, through code capture did not see",
-                      op, entries_.at(k.unsafeGetTensorImpl()).value.str());
+                      op, k.value.str());
       CaptureTable* captures = current_captures();
       THUNDER_CHECK(captures != nullptr, "{}: captured outside of a jit trace", op);
       Entry& e = entry(t);
@@ -95,8 +103,10 @@ class CaptureSession {
   // values into the trace.
   // Returns whether t was adopted as such a copy (an entry with its value).
   bool adopt_shallow_copy(const at::Tensor& t, const std::string& op) {
-    for (size_t i = 0; i < keep_alive_.size(); ++i) {
-      const at::Tensor& k = keep_alive_[i];
+    for (size_t i = 0; i < seen_.size(); ++i) {
+      const c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl> alive = seen_[i].lock();
+      if (!alive) continue;  // gone: a copy made from it is caught by value_of
+      const at::Tensor k(alive);
       if (!k.is_alias_of(t) || k.sizes() != t.sizes() || k.strides() != t.strides() ||
           k.storage_offset() != t.storage_offset() || k.scalar_type() != t.scalar_type())
         continue;
@@ -109,7 +119,7 @@ class CaptureSession {
                     "state (such as .data); use the value itself",
                     op, made.value.proxy()->name);
       const Value v = made.value;
-      Entry& e = entry(t);  // may grow keep_alive_: `k` and `made` are not used after
+      Entry& e = entry(t);  // may grow seen_ and rehash: `made` is not used after
       e.value = v;
       e.produced = true;
       return true;
@@ -168,6 +178,7 @@ class CaptureSession {
     std::string untranslated_by;  // the op whose output this is, when it has no value
     bool produced = false;        // made by an op of this run (not an argument or capture)
     bool aliased = false;         // a view, or viewed: writes to it would reach others
+    const c10::StorageImpl* storage = nullptr;  // compared only, never dereferenced
     std::optional<Value> transpose_of;
     // (x, w) when this is matmul(x, t(w)) of a 2-D w: torch::nn::Linear's
     // output before its bias is added (linear with bias, see capture_ops.cpp).
@@ -185,7 +196,10 @@ class CaptureSession {
 
   Entry& entry(const at::Tensor& t) {
     auto [it, fresh] = entries_.try_emplace(t.unsafeGetTensorImpl());
-    if (fresh) keep_alive_.push_back(t);
+    if (fresh) {
+      seen_.emplace_back(t.getIntrusivePtr());
+      if (t.has_storage()) it->second.storage = t.storage().unsafeGetStorageImpl();
+    }
     return it->second;
   }
 
@@ -226,7 +240,8 @@ class CaptureSession {
 
   Mode mode_;
   std::unordered_map<const c10::TensorImpl*, Entry> entries_;
-  std::vector<at::Tensor> keep_alive_;
+  // Weak: keeps each TensorImpl's address reserved, not its data (see the top).
+  std::vector<c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>> seen_;
   std::unordered_map<std::string, size_t> op_index_;
 };
 
