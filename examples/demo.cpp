@@ -15,56 +15,19 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <sstream>
 
 #include "char_gpt.h"
+#include "corpus.h"
 #include "torch_char_gpt.h"
 
 using thunder::Tensor;
+using thunder::examples::Corpus;
 
 namespace {
 
 constexpr int64_t kContext = 64, kBatch = 16, kDim = 128, kHeads = 4, kLayers = 2;
 constexpr int kSteps = 200, kWarmup = 5;
-
-struct Corpus {
-  std::string text;
-  std::string vocab;  // the distinct characters, sorted
-  at::Tensor ids;     // the text as vocabulary indices
-};
-
-Corpus load_corpus() {
-  std::ifstream f(THUNDER_DEMO_TEXT);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  Corpus c;
-  c.text = ss.str();
-  c.vocab = c.text;
-  std::sort(c.vocab.begin(), c.vocab.end());
-  c.vocab.erase(std::unique(c.vocab.begin(), c.vocab.end()), c.vocab.end());
-  std::vector<int64_t> ids;
-  for (char ch : c.text) ids.push_back(c.vocab.find(ch));
-  c.ids = at::tensor(ids, at::kLong);
-  return c;
-}
-
-// The same random windows for both runs: inputs and the next characters.
-std::vector<std::pair<at::Tensor, at::Tensor>> make_batches(const Corpus& c) {
-  std::mt19937 rng(1234);
-  std::uniform_int_distribution<int64_t> start(0, c.ids.numel() - kContext - 2);
-  std::vector<std::pair<at::Tensor, at::Tensor>> out;
-  for (int s = 0; s < kSteps; ++s) {
-    std::vector<at::Tensor> xs, ys;
-    for (int64_t b = 0; b < kBatch; ++b) {
-      int64_t i = start(rng);
-      xs.push_back(c.ids.narrow(0, i, kContext));
-      ys.push_back(c.ids.narrow(0, i + 1, kContext));
-    }
-    out.emplace_back(at::stack(xs), at::stack(ys));
-  }
-  return out;
-}
 
 struct Run {
   std::vector<double> losses;
@@ -132,8 +95,8 @@ void write_traces(const std::vector<thunder::Trace>& traces, const std::string& 
 
 int main() {
   thunder::MemoryMeter::install();
-  Corpus corpus = load_corpus();
-  auto batches = make_batches(corpus);
+  Corpus corpus = thunder::examples::load_corpus(THUNDER_DEMO_TEXT);
+  auto batches = thunder::examples::make_batches(corpus, kSteps, kBatch, kContext);
   const int64_t V = static_cast<int64_t>(corpus.vocab.size());
 
   at::manual_seed(1);
