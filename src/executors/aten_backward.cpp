@@ -27,13 +27,18 @@ void register_backward() {
     if (w.defined()) k.set_output(j++, gw);
     if (b.defined()) k.set_output(j++, gb);
   });
-  // libtorch's own pair: nll_loss_backward then log_softmax's backward.
+  // softmax recomputed from the logits and each row's log-sum-exp, then the
+  // target's -1 and the scale by grad / count (rows of ignored targets zero).
   THUNDER_KERNEL("ltorch.cross_entropy_backward", {
-    const at::Tensor &lp = k.tensor(1), &t = k.tensor(2);
-    at::Tensor total = t.ne(-100).sum().to(lp.scalar_type());
-    at::Tensor glp =
-        at::nll_loss_backward(k.tensor(0), lp, t, {}, at::Reduction::Mean, -100, total);
-    k.set_output(0, at::_log_softmax_backward_data(glp, lp, 1, lp.scalar_type()));
+    const at::Tensor &x = k.tensor(1), &lse = k.tensor(2), &t = k.tensor(3);
+    const at::ScalarType ct = lse.scalar_type();
+    const at::Tensor valid = t.ne(-100);
+    at::Tensor g = at::exp(x.to(ct) - lse.unsqueeze(1));
+    g.scatter_add_(1, at::where(valid, t, 0).unsqueeze(1),
+                   at::full({x.size(0), 1}, -1.0, g.options()));
+    const at::Tensor scale = k.tensor(0).to(ct) / valid.sum().to(ct);
+    g.mul_((valid.to(ct) * scale).unsqueeze(1));
+    k.set_output(0, g.to(x.scalar_type()));
   });
   THUNDER_KERNEL("ltorch.embedding_backward", {
     k.set_output(0, at::embedding_dense_backward(k.tensor(0), k.tensor(1), k.integer(2),

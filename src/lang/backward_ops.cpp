@@ -70,19 +70,23 @@ void register_backward() {
            return Value(std::vector<Value>{gx, gw, gb});
          });
   // (softmax(logits) - onehot(target)) * grad / count, rows of ignored targets zero.
-  define("ltorch.cross_entropy_backward", {"grad", "log_probs", "targets"}, 0,
+  // softmax = exp(logits - log_sum_exp) is recomputed here, in the compute
+  // dtype (log_sum_exp's), in the same pass that writes the gradient.
+  define("ltorch.cross_entropy_backward", {"grad", "logits", "log_sum_exp", "targets"}, 0,
          [](const OpArgs& args) -> Value {
-           const Value &go = args[0], &lp = args[1], &t = args[2];
-           const Proxy& p = *lp.proxy();
+           const Value &go = args[0], &x = args[1], &lse = args[2], &t = args[3];
+           const Proxy& p = *x.proxy();
+           const DType ct = lse.proxy()->dtype;
            const int64_t n = p.shape[0], c = p.shape[1];
            Value valid = ltorch::ne(t, int64_t{-100});
-           Value count = ltorch::sum(ltorch::to(valid, p.dtype), {0}, false);
+           Value count = ltorch::sum(ltorch::to(valid, ct), {0}, false);
            Value cls =
                prims::broadcast_in_dim(prims::iota(c, 0, 1, p.device, DType::i64), {n, c}, {1});
-           Value onehot = ltorch::to(ltorch::eq(cls, ltorch::unsqueeze(t, 1)), p.dtype);
-           Value rows = ltorch::unsqueeze(ltorch::to(valid, p.dtype), 1);
-           Value d = ltorch::mul(ltorch::sub(ltorch::exp(lp), onehot), rows);
-           return ltorch::mul(d, ltorch::div(go, count));
+           Value onehot = ltorch::to(ltorch::eq(cls, ltorch::unsqueeze(t, 1)), ct);
+           Value rows = ltorch::unsqueeze(ltorch::to(valid, ct), 1);
+           Value soft = ltorch::exp(ltorch::sub(ltorch::to(x, ct), ltorch::unsqueeze(lse, 1)));
+           Value d = ltorch::mul(ltorch::sub(soft, onehot), rows);
+           return ltorch::to(ltorch::mul(d, ltorch::div(ltorch::to(go, ct), count)), p.dtype);
          });
   define("ltorch.embedding_backward", {"grad", "indices", "num_weights"}, 0,
          [](const OpArgs& args) -> Value {
@@ -114,8 +118,9 @@ Value log_softmax_backward(const Value& grad, const Value& out, int64_t dim) {
   THUNDER_LTORCH_CALL("ltorch.log_softmax_backward", grad, out, dim);
 }
 
-Value cross_entropy_backward(const Value& grad, const Value& log_probs, const Value& targets) {
-  THUNDER_LTORCH_CALL("ltorch.cross_entropy_backward", grad, log_probs, targets);
+Value cross_entropy_backward(const Value& grad, const Value& logits, const Value& log_sum_exp,
+                             const Value& targets) {
+  THUNDER_LTORCH_CALL("ltorch.cross_entropy_backward", grad, logits, log_sum_exp, targets);
 }
 Value embedding_backward(const Value& grad, const Value& indices, int64_t num_weights) {
   THUNDER_LTORCH_CALL("ltorch.embedding_backward", grad, indices, num_weights);

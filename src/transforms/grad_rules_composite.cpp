@@ -108,8 +108,11 @@ Value matmul_rule(VjpContext& g, const OpArgs& a) {
   return out;
 }
 
-// The backward reads the log-probabilities (as libtorch saves them) and runs
-// one fused statement instead of the decomposition's gather/where chain.
+// The forward computes each row's log-sum-exp and picks the target's logit:
+// mean(lse - logits[i, t_i]) over targets that are not ignore_index (-100),
+// without the [N, C] log-probabilities libtorch saves. The backward reads the
+// logits (which the caller holds anyway: the lm head's output) and the N
+// log-sum-exps, and recomputes softmax in the pass that writes the gradient.
 Value cross_entropy_rule(VjpContext& g, const OpArgs& a) {
   const Proxy& x = P(a[0]);
   Value logits = a[0], t = a[1];
@@ -117,11 +120,21 @@ Value cross_entropy_rule(VjpContext& g, const OpArgs& a) {
     logits = ltorch::reshape(logits, {1, x.shape[0]});
     t = ltorch::reshape(t, {1});
   }
-  Value logp = ltorch::log_softmax(logits, 1);
-  Value out = ltorch::nll_loss(logp, t);
-  Value go = g.get_grad(out);
+  const int64_t n = P(logits).shape[0];
+  const DType ct = x.dtype == DType::f16 || x.dtype == DType::bf16 ? DType::f32 : x.dtype;
+  Value xc = x.dtype == ct ? logits : ltorch::to(logits, ct);
+  Value m = ltorch::amax(xc, {1}, true);
+  Value lse = ltorch::add(ltorch::log(ltorch::sum(ltorch::exp(ltorch::sub(xc, m)), {1}, false)),
+                          ltorch::reshape(m, {n}));
+  Value valid = ltorch::ne(t, int64_t{-100});
+  Value safe = ltorch::where(valid, t, int64_t{0});
+  Value picked = ltorch::reshape(ltorch::gather(xc, 1, ltorch::reshape(safe, {n, 1})), {n});
+  Value per_row = ltorch::where(valid, ltorch::sub(lse, picked), 0.0);
+  Value count = ltorch::sum(ltorch::to(valid, ct), {0}, false);
+  Value out = ltorch::div(ltorch::sum(per_row, {0}, false), count);
+  if (x.dtype != ct) out = ltorch::to(out, x.dtype);
   if (!g.requires_grad(a[0])) return out;
-  Value gx = ltorch::cross_entropy_backward(go, logp, t);
+  Value gx = ltorch::cross_entropy_backward(g.get_grad(out), logits, lse, t);
   g.put_grad(a[0], x.ndim() == 1 ? ltorch::reshape(gx, x.shape) : gx);
   return out;
 }

@@ -371,5 +371,49 @@ TEST(Autograd, CrossEntropyEmbeddingMatmulRules) {
   }
 }
 
+// cross_entropy saves each row's log-sum-exp, not [N, C] log-probabilities:
+// the only [N, C] tensor the backward reads is the logits argument itself
+// (the caller holds it anyway). Values and gradients against libtorch with
+// ignored targets, on the ATen executor and the default executors (cpu_fuser's
+// regions); float32
+// logits too (their log-sum-exp is float32).
+TEST(Autograd, CrossEntropySavesTheRowLogSumExpNotTheLogProbabilities) {
+  namespace F = nn::functional;
+  constexpr int64_t n = 6, c = 37;
+  at::manual_seed(3);
+  const at::Tensor tgt = at::tensor({5, -100, 0, 36, 2, 5}, at::kLong);
+  for (at::ScalarType dt : {at::kDouble, at::kFloat}) {
+    const at::Tensor ref_logits = (at::randn({n, c}, dt) * 3.0).requires_grad_();
+    const at::Tensor ref = at::cross_entropy_loss(ref_logits, tgt);
+    ref.backward();
+    const double tol = dt == at::kDouble ? 1e-12 : 1e-5;
+    for (const char* exec : {"aten", "default"}) {
+      JitOptions o;
+      if (std::string(exec) == "aten") o.executors = {"aten"};
+      auto jfn = jit([](const Tensor& x, const Tensor& t) { return F::cross_entropy(x, t); }, o);
+      at::Tensor logits = ref_logits.detach().clone().requires_grad_();
+      Tensor loss = jfn(logits, tgt);
+      EXPECT_TRUE(at::allclose(loss.aten(), ref, tol, tol)) << exec << " " << loss.aten();
+      loss.backward();
+      EXPECT_TRUE(at::allclose(logits.grad(), ref_logits.grad(), tol, tol)) << exec;
+      int64_t big = 0, small_bytes = 0;
+      for (const TensorInfo& s : last_saved_for_backward(jfn)) {
+        if (s.shape == std::vector<int64_t>{n, c}) {
+          ++big;
+        } else {
+          int64_t numel = 1;
+          for (int64_t d : s.shape) numel *= d;
+          EXPECT_LE(numel, n) << exec << ": saved " << s.name;
+          small_bytes += s.bytes;
+        }
+      }
+      EXPECT_EQ(big, 1) << exec << ": only the logits argument is [N, C]";
+      EXPECT_LE(small_bytes, 3 * n * 8) << exec;  // log-sum-exp, targets (and a count)
+      const std::string bwd = last_backward_traces(jfn).front().str();
+      EXPECT_NE(bwd.find("ltorch.cross_entropy_backward("), std::string::npos) << bwd;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace thunder

@@ -113,8 +113,12 @@ Value layer_norm_backward(const Value& grad, const Value& a,
                           const std::vector<int64_t>& normalized_shape, const Value& weight,
                           const Value& bias, double eps);
 
-// d cross_entropy / d logits from the log-probabilities ([N, C]) and targets ([N]).
-Value cross_entropy_backward(const Value& grad, const Value& log_probs, const Value& targets);
+// d cross_entropy / d logits from the logits ([N, C]), each row's log-sum-exp
+// ([N], in the compute dtype) and the targets ([N]): softmax is recomputed
+// from the logits, so the forward saves N numbers instead of [N, C]
+// log-probabilities.
+Value cross_entropy_backward(const Value& grad, const Value& logits, const Value& log_sum_exp,
+                             const Value& targets);
 // d embedding / d weight: the cotangent rows summed into a [num_weights, D] tensor.
 Value embedding_backward(const Value& grad, const Value& indices, int64_t num_weights);
 
