@@ -25,6 +25,33 @@ inline double time_us(const std::function<void()>& f, int iters, int reps = 7) {
   return t[t.size() / 2];
 }
 
+struct Spread {
+  double median = 0, min = 0, max = 0;
+};
+
+// Several workloads timed in turn, batch by batch (the machine's drift hits
+// them alike): per workload, the median, min and max over `reps` batches of
+// the per-iteration time in microseconds, after a warm-up.
+inline std::vector<Spread> interleaved_us(const std::vector<std::function<void()>>& fs,
+                                          int iters, int reps = 15) {
+  std::vector<std::vector<double>> t(fs.size());
+  for (const auto& f : fs)
+    for (int i = 0; i < std::max(1, iters / 10); ++i) f();
+  for (int r = 0; r < reps; ++r)
+    for (size_t k = 0; k < fs.size(); ++k) {
+      auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < iters; ++i) fs[k]();
+      auto t1 = std::chrono::steady_clock::now();
+      t[k].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / iters);
+    }
+  std::vector<Spread> out;
+  for (auto& v : t) {
+    std::sort(v.begin(), v.end());
+    out.push_back({v[v.size() / 2], v.front(), v.back()});
+  }
+  return out;
+}
+
 inline void header() {
   std::printf("%-44s %12s %12s %10s\n", "workload", "eager", "jit", "eager/jit");
 }

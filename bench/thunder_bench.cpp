@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "capture_bench.h"
 #include "hand_fused.h"
 #include "models.h"
 
@@ -539,7 +540,7 @@ std::string cpu_model() {
 // Every section at 1 and then 2 intra-op threads (eager ATen kernels and the
 // generated kernels' OpenMP loops alike); `--threads 1` runs one setting.
 // With other arguments, only the named sections: overhead chain bandwidth
-// gelu_bwd cross_entropy models compile random.
+// gelu_bwd cross_entropy models dnnl compile random capture.
 int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--compile-child") return compile_child(argv[2]);
   thunder::MemoryMeter::install();
@@ -573,6 +574,7 @@ int main(int argc, char** argv) {
     // Compile time does not depend on the thread count: once.
     if (wanted("compile") && threads == thread_counts.front()) gpt_compile_time();
     if (wanted("random")) random_draws();
+    if (wanted("capture")) thunder::bench::capture_costs();
   }
   return 0;
 }
