@@ -323,14 +323,14 @@ std::string CaptureSession::refusal(const c10::OperatorHandle& op, const std::st
       const size_t dot = functional.find('.', functional.find("::"));
       auto f = c10::Dispatcher::singleton().findSchema(
           {functional.substr(0, dot), dot == std::string::npos ? "" : functional.substr(dot + 1)});
-      std::string why = !f ? "there is no such operator"
+      std::string why = !f ? "is not an operator the dispatcher knows"
                         : f->schema().arguments().size() != schema.arguments().size()
-                            ? "its arguments differ"
+                            ? "takes other arguments"
                             : opaque_refusal(*f);
       if (!why.empty())
         return fmt::format(
-            "no translation for it or for {}, and {} cannot run as an opaque call: {}; add a row "
-            "to the table in src/frontend/capture_ops.cpp",
+            "no translation for it or for {}, and {} cannot run as an opaque call: it {}; add a "
+            "row to the table in src/frontend/capture_ops.cpp",
             functional, functional, why);
       tr = &kOpaque;
     }

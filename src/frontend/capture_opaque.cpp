@@ -124,7 +124,7 @@ std::string opaque_refusal(const c10::OperatorHandle& op) {
   for (size_t k = 0; k < s.returns().size(); ++k) {
     const c10::Argument& r = s.returns()[k];
     const c10::TypePtr t = r.real_type();
-    if (r.alias_info() && !r.alias_info()->isWrite()) {
+    if (r.alias_info()) {  // a view (an in-place op is judged by its functional form)
       std::ostringstream ret;
       ret << r;
       return fmt::format(
