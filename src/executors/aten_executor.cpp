@@ -25,6 +25,7 @@ void ensure_registered() {
     detail::register_random();
     detail::register_inplace();
     detail::register_backward();
+    detail::register_opaque();
   });
 }
 
@@ -37,6 +38,9 @@ class AtenExecutor : public Executor {
     return kernel_for(*b.sym) != nullptr;
   }
   Kernel kernel(const BoundSymbol& b) const override { return kernel_for(*b.sym); }
+  std::shared_ptr<const void> kernel_state(const BoundSymbol& b) const override {
+    return detail::opaque_state(b);
+  }
 
  private:
   bool prims_only_;

@@ -25,6 +25,9 @@ void register_factory();
 void register_random();
 void register_inplace();
 void register_backward();
+void register_opaque();
+// The lowered state of an aten.call statement (aten_opaque.cpp); none for others.
+std::shared_ptr<const void> opaque_state(const BoundSymbol& b);
 // ltorch halves of the shape and factory families (written by their owners).
 void register_shape_ltorch();
 void register_factory_ltorch();

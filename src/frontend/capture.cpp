@@ -30,7 +30,7 @@ namespace thunder {
 
 bool ExamineReport::all_supported() const {
   for (const Op& o : ops)
-    if (o.support != Support::Translated) return false;
+    if (o.support == Support::Unsupported) return false;  // an opaque op runs
   return true;
 }
 
@@ -39,15 +39,21 @@ std::string ExamineReport::str() const {
   for (const Op& o : ops) width = std::max(width, o.name.size());
   std::ostringstream os;
   os << fmt::format("{:<{}}  {:>5}  {}\n", "op", width, "count", "status");
-  int64_t unsupported = 0;
+  int64_t n[3] = {0, 0, 0};  // by Support
   for (const Op& o : ops) {
-    const bool ok = o.support == Support::Translated;
-    unsupported += !ok;
-    os << fmt::format("{:<{}}  {:>5}  {}\n", o.name, width, o.count,
-                      ok ? std::string("translated") : "unsupported: " + o.reason);
+    ++n[static_cast<int>(o.support)];
+    const std::string status = o.support == Support::Translated ? std::string("translated")
+                               : o.support == Support::Opaque   ? std::string("opaque (no grad)")
+                                                                : "unsupported: " + o.reason;
+    os << fmt::format("{:<{}}  {:>5}  {}\n", o.name, width, o.count, status);
   }
-  os << fmt::format("{} ops, {} translated, {} unsupported\n", ops.size(), ops.size() - unsupported,
-                    unsupported);
+  const auto T = static_cast<int>(Support::Translated), O = static_cast<int>(Support::Opaque),
+             U = static_cast<int>(Support::Unsupported);
+  if (n[O] == 0)
+    os << fmt::format("{} ops, {} translated, {} unsupported\n", ops.size(), n[T], n[U]);
+  else
+    os << fmt::format("{} ops, {} translated, {} opaque (no grad), {} unsupported\n", ops.size(),
+                      n[T], n[O], n[U]);
   return os.str();
 }
 
@@ -234,9 +240,14 @@ class CaptureSession {
     return o;
   }
 
-  // Why the op cannot be translated (before running it), or "".
-  std::string refusal(const std::string& name, const c10::FunctionSchema& schema,
+  // Why the op cannot be translated (before running it), or "". Sets `tr`,
+  // to &kOpaque for an op that runs as an opaque call.
+  std::string refusal(const c10::OperatorHandle& op, const std::string& name,
                       const std::vector<c10::IValue>& args, const Translation*& tr);
+  // Why an opaque call cannot stand for the op that made `outs` (a gradient
+  // would flow through it), or "".
+  std::string gradient_flow(const std::vector<c10::IValue>& args,
+                            const std::vector<c10::IValue>& outs) const;
 
   Mode mode_;
   std::unordered_map<const c10::TensorImpl*, Entry> entries_;
@@ -280,24 +291,26 @@ std::string op_name(const c10::FunctionSchema& s) {
   return s.overload_name().empty() ? s.name() : s.name() + "." + s.overload_name();
 }
 
+// The translation of an op without a row: an opaque call (capture_opaque.cpp).
+const Translation kOpaque = opaque_call;
+
+}  // namespace
+
 bool writes_an_argument(const c10::FunctionSchema& s) {
   for (const c10::Argument& a : s.arguments())
     if (a.alias_info() && a.alias_info()->isWrite()) return true;
   return false;
 }
 
-// "aten::add_.Tensor" -> "aten::add.Tensor": the functional op an in-place
-// one on a fresh tensor is translated as.
 std::string functional_name(const c10::FunctionSchema& s) {
   std::string base = s.name();
   if (!base.empty() && base.back() == '_') base.pop_back();
   return s.overload_name().empty() ? base : base + "." + s.overload_name();
 }
 
-}  // namespace
-
-std::string CaptureSession::refusal(const std::string& name, const c10::FunctionSchema& schema,
+std::string CaptureSession::refusal(const c10::OperatorHandle& op, const std::string& name,
                                     const std::vector<c10::IValue>& args, const Translation*& tr) {
+  const c10::FunctionSchema& schema = op.schema();
   if (name == "aten::equal") {
     // MultiheadAttention asks `equal(query, key)` to detect self-attention.
     // On one tensor (the guard keeps later calls so) the answer is known.
@@ -318,12 +331,24 @@ std::string CaptureSession::refusal(const std::string& name, const c10::Function
   if (schema.overload_name() == "out" || schema.overload_name().ends_with("_out"))
     return "writes into an out= tensor; call the functional form";
   if (writes_an_argument(schema)) {
-    tr = find_translation(functional_name(schema));
-    if (!tr)
-      return fmt::format(
-          "no translation for it or for {}; add a row to the table in "
-          "src/frontend/capture_ops.cpp",
-          functional_name(schema));
+    const std::string functional = functional_name(schema);
+    tr = find_translation(functional);
+    if (!tr) {
+      // Without a row, the functional op (aten::foo for aten::foo_) as an opaque call.
+      const size_t dot = functional.find('.', functional.find("::"));
+      auto f = c10::Dispatcher::singleton().findSchema(
+          {functional.substr(0, dot), dot == std::string::npos ? "" : functional.substr(dot + 1)});
+      std::string why = !f ? "is not an operator the dispatcher knows"
+                        : f->schema().arguments().size() != schema.arguments().size()
+                            ? "takes other arguments"
+                            : opaque_refusal(*f);
+      if (!why.empty())
+        return fmt::format(
+            "no translation for it or for {}, and {} cannot run as an opaque call: it {}; add a "
+            "row to the table in src/frontend/capture_ops.cpp",
+            functional, functional, why);
+      tr = &kOpaque;
+    }
     const at::Tensor& self = args.at(0).toTensor();
     const Entry* e = known_entry(self, name);
     if (!e || !e->produced || e->aliased)
@@ -332,9 +357,40 @@ std::string CaptureSession::refusal(const std::string& name, const c10::Function
     return "";
   }
   tr = find_translation(name);
-  if (!tr)
-    return "no translation into ltorch symbols; add a row for it to the table in "
-           "src/frontend/capture_ops.cpp";
+  if (tr) return "";
+  if (std::string why = opaque_refusal(op); !why.empty())
+    return fmt::format(
+        "no translation into ltorch symbols, and it cannot run as an opaque call: it {}; add a "
+        "row for it to the table in src/frontend/capture_ops.cpp",
+        why);
+  tr = &kOpaque;
+  return "";
+}
+
+std::string CaptureSession::gradient_flow(const std::vector<c10::IValue>& args,
+                                          const std::vector<c10::IValue>& outs) const {
+  if (!at::GradMode::is_enabled()) return "";
+  bool float_out = false;
+  for (const c10::IValue& o : outs) float_out |= o.isTensor() && o.toTensor().is_floating_point();
+  if (!float_out) return "";  // integer and bool results carry no gradient, as eagerly
+  auto requires_grad = [&](const at::Tensor& t) {
+    if (!t.defined() || t.unsafeGetTensorImpl()->is_wrapped_number()) return false;
+    auto it = entries_.find(t.unsafeGetTensorImpl());
+    if (it != entries_.end() && it->second.value.is_tensor())
+      return it->second.value.proxy()->requires_grad;
+    return t.requires_grad();  // an argument or captured tensor: its input mirrors it
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    bool grad = args[i].isTensor() && requires_grad(args[i].toTensor());
+    if (args[i].isTensorList())
+      for (const at::Tensor& t : args[i].toTensorVector()) grad = grad || requires_grad(t);
+    if (grad)
+      return fmt::format(
+          "no translation into ltorch symbols, and a gradient flows through it (input {} "
+          "requires grad); add a translation row in src/frontend/capture_ops.cpp and a grad "
+          "rule, or call it under torch::NoGradGuard",
+          i);
+  }
   return "";
 }
 
@@ -347,13 +403,19 @@ void CaptureSession::on_op(const c10::OperatorHandle& op, c10::DispatchKeySet ks
   ExamineReport::Op& rep = count(name);
 
   const Translation* tr = nullptr;
-  std::string why = refusal(name, schema, args, tr);
+  std::string why = refusal(op, name, args, tr);
   if (why.empty()) why = lost_history(args);
   if (!why.empty() && mode_ == Mode::Jit) fail("{}: {}", name, why);
 
   op.redispatchBoxed(ks, stack);  // the eager result the rest of the run computes with
   const size_t n_out = schema.returns().size();
   std::vector<c10::IValue> outs(stack->end() - n_out, stack->end());
+  // Whether a gradient flows shows in the results (a float one) as well as the inputs.
+  const bool opaque = tr == &kOpaque;
+  if (why.empty() && opaque) {
+    why = gradient_flow(args, outs);
+    if (!why.empty() && mode_ == Mode::Jit) fail("{}: {}", name, why);
+  }
 
   // Outputs without a trace value: any later use is an error naming `by`.
   auto untranslated = [&](const std::string& by) {
@@ -366,7 +428,7 @@ void CaptureSession::on_op(const c10::OperatorHandle& op, c10::DispatchKeySet ks
       entry(args[0].toTensor()).untranslated_by = by;
   };
   if (!why.empty()) {
-    if (rep.support == ExamineReport::Support::Translated) {
+    if (rep.support != ExamineReport::Support::Unsupported) {
       rep.support = ExamineReport::Support::Unsupported;
       rep.reason = why;
     }
@@ -385,13 +447,15 @@ void CaptureSession::on_op(const c10::OperatorHandle& op, c10::DispatchKeySet ks
     const std::string msg = e.what();
     // An input made by an untranslated op says nothing about this one.
     if (msg.find("that has no translation") == std::string::npos &&
-        rep.support == ExamineReport::Support::Translated) {
+        rep.support != ExamineReport::Support::Unsupported) {
       rep.support = ExamineReport::Support::Unsupported;
       rep.reason = msg;
     }
     untranslated(name);
     return;
   }
+  if (opaque && rep.support == ExamineReport::Support::Translated)
+    rep.support = ExamineReport::Support::Opaque;
 
   // Each result tensor (a Tensor[] result: each element) gets its value.
   auto record = [&](const at::Tensor& t, const Value& v, const std::string& which,

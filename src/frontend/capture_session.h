@@ -50,6 +50,7 @@ class AtenCall {
       : s_(s), name_(name), schema_(schema), args_(args), results_(results) {}
 
   const std::string& name() const { return name_; }
+  const c10::FunctionSchema& schema() const { return schema_; }
   size_t num_args() const { return args_.size(); }
   const c10::IValue& arg(size_t i) const { return args_[i]; }
   bool is_none(size_t i) const { return args_[i].isNone(); }
@@ -100,5 +101,19 @@ std::vector<std::string> translated_ops();
 bool returns_host_value(const std::string& name);
 // Ops whose result's shape depends on tensor data (nonzero, unique, ...).
 bool has_data_dependent_shape(const std::string& name);
+
+// Whether the op writes into one of its arguments (in-place or out=).
+bool writes_an_argument(const c10::FunctionSchema& s);
+// "aten::add_.Tensor" -> "aten::add.Tensor": the functional op an in-place
+// one on a fresh tensor is translated as.
+std::string functional_name(const c10::FunctionSchema& s);
+
+// Opaque ATen calls (capture_opaque.cpp): an op without a translation runs
+// as one aten.call statement where no gradient flows through it.
+// Why the op cannot be an opaque call, judged by its schema ("" if it can).
+std::string opaque_refusal(const c10::OperatorHandle& op);
+// The translation of such an op: aten.call of the op (of its functional form
+// for an in-place op) on the call's arguments, typed by the eager results.
+Value opaque_call(const AtenCall& c);
 
 }  // namespace thunder::detail

@@ -37,6 +37,7 @@ void register_factory();
 void register_random();
 void register_inplace();
 void register_distributed();
+void register_aten_call();
 
 }  // namespace thunder::prims::detail
 

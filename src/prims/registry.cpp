@@ -14,6 +14,7 @@ void ensure_registered() {
     detail::register_random();
     detail::register_inplace();
     detail::register_distributed();
+    detail::register_aten_call();
     return true;
   }();
   (void)done;

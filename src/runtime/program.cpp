@@ -85,6 +85,7 @@ Program Program::lower(const Trace& trace, const std::vector<Input>& inputs,
     in.fn = executors[b.executor]->kernel(b);
     THUNDER_INTERNAL_CHECK(in.fn != nullptr, "lower: executor {} has no kernel for {}",
                            executors[b.executor]->name(), b.sym->id);
+    in.state = executors[b.executor]->kernel_state(b);
     for (const Value& a : b.args) in.ins.push_back(operand(*b.sym, a, slots));
     for (const ProxyPtr& p : b.flat_outputs()) {
       in.outs.push_back(slots.define(p));

@@ -9,6 +9,7 @@
 #include "thunder/core/error.h"
 #include "thunder/core/tracing.h"
 #include "thunder/lang/ltorch.h"
+#include "thunder/prims/aten_call.h"
 #include "thunder/prims/prims.h"
 #include "thunder/transforms/dce.h"
 
@@ -97,6 +98,14 @@ class JointBuilder {
       apply_rule(rule->fn, b, rule->builtin);
       return;
     }
+    // Capture makes opaque calls only where no gradient flows; a gradient that
+    // reaches one anyway must not be dropped silently.
+    THUNDER_CHECK(!prims::is_aten_call(b),
+                  "{}: an opaque call (no translation into ltorch symbols) has no grad rule, but "
+                  "its result {} requires grad; add a translation row in "
+                  "src/frontend/capture_ops.cpp and a grad rule, or call it under "
+                  "torch::NoGradGuard",
+                  prims::aten_call_op(b), b.flat_outputs().front()->name);
     THUNDER_CHECK(!b.sym->is_prim, "{}: has no grad rule, but {} requires grad", b.sym->id,
                   b.flat_outputs().front()->name);
     // No rule: differentiate through the decomposition.

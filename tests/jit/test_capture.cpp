@@ -306,11 +306,13 @@ TEST(Capture, DropoutInTrainingMode) {
   EXPECT_LT(kept, 600);
 }
 
+// cumsum has no translation; with x requiring grad a gradient would flow
+// through it, so it cannot run as an opaque call (test_capture_opaque.cpp).
 TEST(Capture, AnUnsupportedOpIsNamedAndTheFunctionStaysUsable) {
   auto jf = jit([](const at::Tensor& x, int64_t use_cumsum) {
     return use_cumsum ? at::cumsum(x, 0) : x.exp();
   });
-  at::Tensor x = R({4});
+  at::Tensor x = R({4}).requires_grad_();
   try {
     jf(x, 1);
     FAIL() << "expected thunder::Error";
@@ -366,8 +368,9 @@ TEST(Capture, TheThunderTensorPathIsUnchanged) {
   EXPECT_TRUE(at::allclose(y.aten(), (x * 2.0).exp()));
 }
 
+// x requires grad: cumsum (no translation) is unsupported, not opaque.
 TEST(Capture, ExamineListsEveryOpWithItsSupport) {
-  at::Tensor x = R({2, 3}), w = R({3, 4});
+  at::Tensor x = R({2, 3}).requires_grad_(), w = R({3, 4});
   ExamineReport r = examine(
       [](const at::Tensor& x, const at::Tensor& w) {
         at::Tensor h = at::relu(at::matmul(x, w));

@@ -13,6 +13,10 @@ namespace thunder::aten {
 // The kernel for a symbol, or nullptr.
 Kernel kernel_for(const Symbol& sym);
 
+// How many times lowering has looked an operator of aten.call up by name
+// (once per statement per program; never per call).
+int64_t operator_lookups();
+
 // Runs one ltorch symbol eagerly on concrete operands (see KernelCall). Used by
 // the frontend's eager path.
 void run_eager(const Symbol& sym, const Instr& instr, at::Tensor* tensors, c10::Scalar* numbers);

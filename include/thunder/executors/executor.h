@@ -10,6 +10,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +48,9 @@ class Executor {
   virtual bool can_claim(const BoundSymbol& b) const = 0;
   // The kernel of a statement this executor claimed (region statements included).
   virtual Kernel kernel(const BoundSymbol& b) const = 0;
+  // State the statement's kernel reads through KernelCall::state(), made once
+  // when a program is lowered (an operator looked up by name); none by default.
+  virtual std::shared_ptr<const void> kernel_state(const BoundSymbol&) const { return nullptr; }
   // The fusion passes of a fusion executor, in order; none for an operator executor.
   virtual std::vector<FusionPass> fusion_passes() const { return {}; }
 };

@@ -9,6 +9,7 @@
 #include <c10/core/Scalar.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "thunder/core/bound_symbol.h"
@@ -40,6 +41,9 @@ struct Instr {
   std::vector<int32_t> outs;  // output slots, flat
   std::vector<bool> out_is_number;
   std::vector<int32_t> frees;  // tensor slots released after this instruction
+  // What the executor resolved once at lowering (Executor::kernel_state), so
+  // the kernel does no lookups per call; usually none.
+  std::shared_ptr<const void> state;
 };
 
 // Builds an operand for a literal or a proxy already assigned to a slot.
@@ -89,6 +93,7 @@ class KernelCall {
   void collect_outputs(std::vector<at::Tensor>* outs) { eager_outs_ = outs; }
   void set_number_output(size_t k, c10::Scalar s) { n_[in_.outs[k]] = s; }
   const Symbol& symbol() const { return *in_.sym; }
+  const void* state() const { return in_.state.get(); }
 
  private:
   [[noreturn]] void not_a_tensor(size_t i) const;

@@ -3,9 +3,10 @@
 // real inputs with a capture dispatch key switched on: every aten op it calls
 // reaches one boxed fallback, which runs the op eagerly and translates it
 // (through one table keyed by `aten::name.overload`, src/frontend/capture_ops.cpp)
-// into ltorch symbols on the trace being built. The trace then goes through
-// the same pipeline as traced thunder::Tensor code. docs/capture.md lists the
-// translated ops and the limits.
+// into ltorch symbols on the trace being built. An op without a translation
+// becomes an opaque ATen call (aten.call) where no gradient flows through it.
+// The trace then goes through the same pipeline as traced thunder::Tensor
+// code. docs/capture.md lists the translated ops and the limits.
 //
 // thunder::jit picks capture by itself for a callable that takes at::Tensor
 // and cannot take thunder::Tensor; thunder::examine says in advance which
@@ -28,7 +29,9 @@ namespace thunder {
 
 // Every aten op one run of a function called, in first-seen order.
 struct ExamineReport {
-  enum class Support : uint8_t { Translated, Unsupported };
+  // Opaque: no translation, but it runs as an opaque ATen call (no gradient
+  // flowed through it); a later value is appended, never inserted.
+  enum class Support : uint8_t { Translated, Unsupported, Opaque };
   struct Op {
     std::string name;  // "aten::add.Tensor", "aten::relu"
     int64_t count = 0;
@@ -37,6 +40,7 @@ struct ExamineReport {
   };
   std::vector<Op> ops;
 
+  // Nothing is Unsupported (an Opaque op runs).
   bool all_supported() const;
   std::string str() const;  // the table operator<< prints
 };
@@ -64,7 +68,8 @@ std::exception_ptr take_capture_error();
 }  // namespace detail
 
 // Runs fn(args...) once (eagerly, on the real arguments) and reports the aten
-// ops it calls and whether thunder::jit can translate each of them.
+// ops it calls and whether thunder::jit translates each of them, runs it as
+// an opaque call, or cannot run it.
 template <typename F, typename... A>
 ExamineReport examine(F&& fn, A&&... args) {
   return detail::examine_call([&] { (void)std::invoke(fn, args...); });
