@@ -196,9 +196,9 @@ TEST(Ddp, BackwardTraceAllReducesEachGradientAndWaitsLate) {
 }
 
 // With 25 MiB buckets the four gradients (824 bytes) share one all_reduce:
-// packed (flattened, concatenated, divided by the world size once) after the
-// last gradient is produced; the wait comes after all computation, then
-// slices of the result are the four gradients.
+// packed (each divided by the world size, flattened, concatenated: one
+// fusion region) after the last gradient is produced; the wait comes after
+// all computation, then slices of the result are the four gradients.
 TEST(Ddp, BackwardTraceReducesOneBucket) {
   auto r = launch("oracle", 2);
   expect_ok(r);
@@ -211,10 +211,23 @@ TEST(Ddp, BackwardTraceReducesOneBucket) {
   ASSERT_NE(cat, std::string::npos) << bwd;
   EXPECT_LT(cat, reduce) << bwd;
   EXPECT_LT(reduce, wait) << bwd;
-  // The reduced pack holds all 103 values, and the scale is applied to it once.
+  // The reduced pack holds all 103 values. Each gradient is scaled by 1/2 as
+  // without buckets (four divisions), and one fusion region does the scales
+  // and the cat: the pack is written in one pass, and reduced as it is.
   const std::string reduce_line = bwd.substr(reduce, bwd.find('\n', reduce) - reduce);
   EXPECT_NE(reduce_line.find("\"cpu f64[103]\""), std::string::npos) << reduce_line;
-  EXPECT_EQ(count(bwd, ", 2.0)"), 1) << bwd;
+  EXPECT_EQ(count(bwd, ", 2.0)"), 4) << bwd;
+  const size_t region = bwd.rfind("cppFusion", cat);
+  ASSERT_NE(region, std::string::npos) << bwd;
+  const size_t region_line = bwd.rfind('\n', region) + 1;
+  const std::string region_text = bwd.substr(region_line, cat - region_line);
+  EXPECT_EQ(count(region_text, "\n  ["), 0) << region_text;  // no statement between them
+  EXPECT_EQ(count(region_text, "= prims.div("), 4) << region_text;
+  EXPECT_EQ(bwd.substr(bwd.rfind('\n', cat) + 1, 6), "    # ") << bwd;  // the cat is fused
+  const size_t name_at = region_line + 3;  // "  [t62] = cppFusion2(...)"
+  const std::string pack = bwd.substr(name_at, bwd.find(']', name_at) - name_at);
+  EXPECT_NE(reduce_line.find("prims.all_reduce(" + pack + ", 'sum', 0)"), std::string::npos)
+      << reduce_line;
   // Four slices of the wait's result, after it.
   EXPECT_EQ(count(bwd.substr(wait), "prims.slice("), 4) << bwd;
   EXPECT_EQ(count(bwd.substr(0, wait), "prims.slice("), 0) << bwd;
@@ -309,7 +322,7 @@ THUNDER_WORKER(early_exit) {
   auto [x, y] = batch();
   jm(x, y).backward();
   if (pg.rank() == 1) return 0;  // leaves before the second backward
-  jm(x, y).backward();  // rank 0: must throw thunder::Error (exit code 3)
+  jm(x, y).backward();           // rank 0: must throw thunder::Error (exit code 3)
   return 20;
 }
 
