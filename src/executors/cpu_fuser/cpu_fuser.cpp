@@ -129,6 +129,13 @@ void build_fallback(FusionSymbol& f) {
     in.fn = aten::kernel_for(*b.sym);
     THUNDER_CHECK(in.fn != nullptr, "cpu_fuser: {} has no ATen kernel for the fallback", b.sym->id);
     for (const Value& a : b.args) {
+      if (a.is_list() && !a.as_list().empty() && a.as_list()[0].is_proxy()) {  // cat's pieces
+        Operand o;
+        o.kind = Operand::Kind::TensorList;
+        for (const Value& e : a.as_list()) o.slots.push_back(slot.at(e.proxy().get()));
+        in.ins.push_back(std::move(o));
+        continue;
+      }
       if (!a.is_proxy()) {
         in.ins.push_back(const_operand(a));
         continue;
