@@ -49,6 +49,10 @@ class ProcessGroup {
   int64_t rank() const;
   int64_t world_size() const;
   int64_t handle() const;  // the group's id in traces (prims.all_reduce(t, 'sum', 0))
+  // How many times this process compared a new cache entry's collective
+  // sequence with the other ranks on this group (once per compiled entry
+  // that communicates on it; cache hits compare nothing).
+  int64_t collective_checks() const;
 
   // Blocking helpers on concrete tensors (in place).
   void barrier() const;
@@ -80,7 +84,8 @@ namespace detail {
 // The untyped part of DistributedDataParallel (src/frontend/distributed.cpp).
 class DdpBase : public nn::Module,
                 public thunder::detail::GuardedState,
-                public thunder::detail::GradientBuckets {
+                public thunder::detail::GradientBuckets,
+                public thunder::detail::CollectiveGroups {
  public:
   DdpBase(std::shared_ptr<nn::Module> inner, ProcessGroup group, DdpOptions options);
   DdpBase(const DdpBase&) = delete;
@@ -93,6 +98,7 @@ class DdpBase : public nn::Module,
   void set_sync_gradients(bool on) { sync_.store(on, std::memory_order_relaxed); }
   std::vector<std::pair<std::string, std::function<bool()>>> guarded_flags() const override;
   int64_t gradient_bucket_bytes() const override;
+  std::vector<int64_t> collective_groups() const override;
   // Averages the parameters' gradients (.grad) over the group in place; a
   // parameter that requires grad and has none counts as zeros.
   void average_gradients();

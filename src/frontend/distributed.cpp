@@ -5,6 +5,7 @@
 #include "thunder/distributed.h"
 
 #include <ATen/core/grad_mode.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -63,6 +64,26 @@ int next_group_number() {
   return n.fetch_add(1);
 }
 
+// Gloo and the TCPStore write to sockets on threads of their own; a write to
+// a rank that exited must fail (and reach the caller as thunder::Error), not
+// kill the process with SIGPIPE. Threads inherit the signal mask of the
+// thread that starts them, so SIGPIPE is blocked while a group is made.
+class SigpipeBlocked {
+ public:
+  SigpipeBlocked() {
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, &old_);
+  }
+  ~SigpipeBlocked() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+  SigpipeBlocked(const SigpipeBlocked&) = delete;
+  SigpipeBlocked& operator=(const SigpipeBlocked&) = delete;
+
+ private:
+  sigset_t old_;
+};
+
 void check_ok(c10::intrusive_ptr<c10d::Work> work, const ProcessGroup& g, const char* op) {
   try {
     work->wait();
@@ -88,6 +109,7 @@ ProcessGroup init_process_group(const ProcessGroupOptions& o) {
   const std::string addr =
       o.master_addr.empty() ? env_string("MASTER_ADDR", "127.0.0.1") : o.master_addr;
   c10::intrusive_ptr<c10d::Store> store;
+  SigpipeBlocked for_the_groups_threads;
   try {
     if (!o.store_path.empty()) {
       store = c10::make_intrusive<c10d::FileStore>(o.store_path, static_cast<int>(world));
@@ -103,8 +125,8 @@ ProcessGroup init_process_group(const ProcessGroupOptions& o) {
       store = c10::make_intrusive<c10d::TCPStore>(addr, so);
     }
     store->setTimeout(timeout);
-    auto prefixed = c10::make_intrusive<c10d::PrefixStore>(
-        "thunder_pg_" + std::to_string(next_group_number()), store);
+    const std::string prefix = "thunder_pg_" + std::to_string(next_group_number());
+    auto prefixed = c10::make_intrusive<c10d::PrefixStore>(prefix, store);
     auto options = c10d::ProcessGroupGloo::Options::create(timeout);
     options->devices.push_back(!o.store_path.empty() || is_loopback(addr)
                                    ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
@@ -112,7 +134,13 @@ ProcessGroup init_process_group(const ProcessGroupOptions& o) {
     auto impl = std::make_shared<ProcessGroup::Impl>();
     impl->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, static_cast<int>(rank),
                                                            static_cast<int>(world), options);
-    impl->handle = runtime::register_process_group(impl->pg, timeout);
+    // A second group over the same ranks for comparing collective sequences
+    // (runtime/collective_check.h), so that a comparison never pairs with a
+    // collective of a rank that is not comparing.
+    auto control = c10::make_intrusive<c10d::ProcessGroupGloo>(
+        c10::make_intrusive<c10d::PrefixStore>(prefix + "_control", store), static_cast<int>(rank),
+        static_cast<int>(world), options);
+    impl->handle = runtime::register_process_group(impl->pg, timeout, std::move(control));
     return ProcessGroup(std::move(impl));
   } catch (const Error&) {
     throw;
@@ -128,6 +156,7 @@ ProcessGroup init_process_group() { return init_process_group(ProcessGroupOption
 int64_t ProcessGroup::rank() const { return impl_->pg->getRank(); }
 int64_t ProcessGroup::world_size() const { return impl_->pg->getSize(); }
 int64_t ProcessGroup::handle() const { return impl_->handle; }
+int64_t ProcessGroup::collective_checks() const { return runtime::comparisons(impl_->handle); }
 
 void ProcessGroup::barrier() const { check_ok(impl_->pg->barrier(), *this, "barrier"); }
 
@@ -218,6 +247,8 @@ void DdpBase::average_gradients() {
       p.mutable_grad() = avg.clone();
   }
 }
+
+std::vector<int64_t> DdpBase::collective_groups() const { return {group_.handle()}; }
 
 int64_t DdpBase::gradient_bucket_bytes() const {
   return static_cast<int64_t>(options_.bucket_size_mb * 1024 * 1024);

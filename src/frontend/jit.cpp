@@ -21,6 +21,7 @@
 #include "thunder/frontend/report.h"
 #include "thunder/runtime/autograd_bridge.h"
 #include "thunder/runtime/buffer_pool.h"
+#include "thunder/runtime/collective_check.h"
 #include "thunder/runtime/guard.h"
 #include "thunder/runtime/program.h"
 
@@ -184,6 +185,8 @@ class JitState {
     if (const auto* g = dynamic_cast<const GuardedState*>(module)) state_flags = g->guarded_flags();
     if (const auto* b = dynamic_cast<const GradientBuckets*>(module))
       gradient_bucket_bytes = b->gradient_bucket_bytes();
+    if (const auto* c = dynamic_cast<const CollectiveGroups*>(module))
+      collective_groups = c->collective_groups();
     retrace_every_call = options.cache == "none";  // decided once: no string work per call
     install_cpu_allocator();
     publish(std::make_unique<EntryList>());
@@ -297,6 +300,9 @@ class JitState {
         }
     misses.fetch_add(1, std::memory_order_relaxed);
     std::shared_ptr<CacheEntry> e = compile(fn, ctx, s);
+    // Before the entry is cached or run: if the ranks differ, every rank
+    // throws here and the next call compiles (and compares) again.
+    check_collectives(*e);
     compiled_now = true;
     e->id = next_id++;
     last_compiled = e;
@@ -310,6 +316,17 @@ class JitState {
       publish(std::move(list));
     }
     return e;
+  }
+
+  // The ranks compare the entry's collectives (runtime/collective_check.h);
+  // nothing to do for a program that does not communicate.
+  void check_collectives(const CacheEntry& e) const {
+    std::vector<const Trace*> traces;
+    if (!e.traces.empty()) traces.push_back(&e.traces.back());
+    if (!e.backward_traces.empty()) traces.push_back(&e.backward_traces.back());
+    std::vector<runtime::CollectiveInfo> seq = runtime::collectives_of(traces);
+    if (seq.empty() && collective_groups.empty()) return;
+    runtime::check_collectives(seq, collective_groups);
   }
 
   void drop_stale_entries() {
@@ -379,7 +396,8 @@ class JitState {
   std::vector<std::function<bool()>> training_flags;
   // A GuardedState module's flags, guarded the same way.
   std::vector<std::pair<std::string, std::function<bool()>>> state_flags;
-  int64_t gradient_bucket_bytes = 0;  // a GradientBuckets module's
+  int64_t gradient_bucket_bytes = 0;       // a GradientBuckets module's
+  std::vector<int64_t> collective_groups;  // a CollectiveGroups module's
   // A torch::nn or TorchScript module's parameters and buffers by path.
   std::function<std::vector<std::pair<std::string, at::Tensor>>()> foreign_tensors;
   std::vector<Executor*> executors;

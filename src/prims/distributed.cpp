@@ -43,6 +43,11 @@ void register_distributed() {
 Value all_reduce(const Value& a, const std::string& op, int64_t group) {
   THUNDER_PRIM_CALL("prims.all_reduce", a, Value(op), Value(group));
 }
+bool is_collective(const Symbol& sym) {
+  static const Symbol* all_reduce = &symbol("prims.all_reduce");
+  return &sym == all_reduce;
+}
+
 Value wait(const Value& future) { THUNDER_PRIM_CALL("prims.wait", future); }
 Value synchronize(const Value& a, int64_t group, int64_t world_size) {
   THUNDER_PRIM_CALL("prims.synchronize", a, Value(group), Value(world_size));

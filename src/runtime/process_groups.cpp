@@ -1,5 +1,10 @@
 #include "thunder/runtime/process_groups.h"
 
+#include <ATen/ATen.h>
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -12,6 +17,8 @@ namespace {
 struct Group {
   c10::intrusive_ptr<c10d::ProcessGroup> pg;
   std::chrono::milliseconds timeout;
+  c10::intrusive_ptr<c10d::ProcessGroup> control;
+  int64_t comparisons = 0;
 };
 
 struct Pending {
@@ -44,19 +51,22 @@ Group group_of(int64_t handle, const char* op) {
 }  // namespace
 
 int64_t register_process_group(c10::intrusive_ptr<c10d::ProcessGroup> group,
-                               std::chrono::milliseconds timeout) {
+                               std::chrono::milliseconds timeout,
+                               c10::intrusive_ptr<c10d::ProcessGroup> control) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
-  s.groups.push_back({std::move(group), timeout});
+  s.groups.push_back({std::move(group), timeout, std::move(control)});
   return static_cast<int64_t>(s.groups.size()) - 1;
 }
 
 void unregister_process_group(int64_t handle) {
-  c10::intrusive_ptr<c10d::ProcessGroup> dropped;  // destroyed outside the lock
+  Group dropped;  // destroyed outside the lock
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
-  if (handle >= 0 && handle < static_cast<int64_t>(s.groups.size()))
-    dropped = std::move(s.groups[handle].pg);
+  if (handle >= 0 && handle < static_cast<int64_t>(s.groups.size())) {
+    dropped.pg = std::move(s.groups[handle].pg);
+    dropped.control = std::move(s.groups[handle].control);
+  }
 }
 
 c10::intrusive_ptr<c10d::ProcessGroup> process_group(int64_t handle, const char* op) {
@@ -101,10 +111,83 @@ at::Tensor finish(const at::Tensor& t) {
   }
   THUNDER_CHECK(done && why.empty(),
                 "prims.wait: the collective on process group {} failed on rank {} of {} (a rank "
-                "exited, or did not reach the same collective within {} ms): {}",
+                "exited, or did not reach the same collective within {} ms, e.g. it compiled a new "
+                "entry for this call while this rank reused one): {}",
                 p.group, g.pg->getRank(), g.pg->getSize(), g.timeout.count(),
                 why.empty() ? "timed out" : why);
   return t;
+}
+
+int64_t group_rank(int64_t handle) {
+  return group_of(handle, "thunder::distributed").pg->getRank();
+}
+int64_t group_size(int64_t handle) {
+  return group_of(handle, "thunder::distributed").pg->getSize();
+}
+
+int64_t comparisons(int64_t handle) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return handle >= 0 && handle < static_cast<int64_t>(s.groups.size())
+             ? s.groups[handle].comparisons
+             : 0;
+}
+
+Compared compare_across_ranks(int64_t handle, uint64_t key, const std::string& text,
+                              const std::string& what) {
+  Group g;
+  {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mu);
+    THUNDER_CHECK(
+        handle >= 0 && handle < static_cast<int64_t>(s.groups.size()) && s.groups[handle].pg,
+        "{}: process group {} does not exist (destroyed, or made in another process)", what,
+        handle);
+    THUNDER_CHECK(s.groups[handle].control, "{}: process group {} has no control group", what,
+                  handle);
+    ++s.groups[handle].comparisons;
+    g = s.groups[handle];
+  }
+  const int64_t world = g.control->getSize();
+  // All-gathers `mine` (the same shape on every rank) on the control group.
+  auto gather = [&](const at::Tensor& mine) {
+    std::vector<std::vector<at::Tensor>> out(1);
+    for (int64_t r = 0; r < world; ++r) out[0].push_back(at::empty_like(mine));
+    std::vector<at::Tensor> in{mine};
+    std::string why;
+    bool done = false;
+    try {
+      done = g.control->allgather(out, in)->wait(g.timeout);
+    } catch (const std::exception& e) {
+      const auto* c10 = dynamic_cast<const c10::Error*>(&e);
+      why = c10 ? c10->what_without_backtrace() : e.what();
+    }
+    THUNDER_CHECK(done && why.empty(), "{} (rank {} of {} on process group {}, within {} ms: {})",
+                  what, g.control->getRank(), world, handle, g.timeout.count(),
+                  why.empty() ? "timed out" : why);
+    return out[0];
+  };
+  // First the keys and the texts' lengths; the texts only when keys differ.
+  at::Tensor head = at::empty({2}, at::kLong);
+  head.data_ptr<int64_t>()[0] = static_cast<int64_t>(key);  // bits as they are: no arithmetic
+  head.data_ptr<int64_t>()[1] = static_cast<int64_t>(text.size());
+  std::vector<at::Tensor> heads = gather(head);
+  Compared c;
+  int64_t longest = 1;
+  for (const at::Tensor& h : heads) {
+    c.keys.push_back(static_cast<uint64_t>(h[0].item<int64_t>()));
+    longest = std::max(longest, h[1].item<int64_t>());
+  }
+  if (std::all_of(c.keys.begin(), c.keys.end(), [&](uint64_t k) { return k == c.keys[0]; }))
+    return c;
+  at::Tensor bytes = at::zeros({longest}, at::kByte);
+  std::memcpy(bytes.data_ptr<uint8_t>(), text.data(), text.size());
+  std::vector<at::Tensor> all = gather(bytes);
+  for (int64_t r = 0; r < world; ++r) {
+    const auto* p = reinterpret_cast<const char*>(all[r].data_ptr<uint8_t>());
+    c.texts.emplace_back(p, static_cast<size_t>(heads[r][1].item<int64_t>()));
+  }
+  return c;
 }
 
 int64_t pending_work() {

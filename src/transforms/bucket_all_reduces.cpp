@@ -14,18 +14,16 @@ namespace thunder {
 namespace {
 
 struct Member {
-  size_t reduce = 0;                // index of its all_reduce statement
-  size_t wait = 0;                  // index of the wait that reads it
-  std::optional<size_t> scale_div;  // index of the div(g, world) it reads, folded into the pack
-  Value grad;                       // what is packed (g when the div is folded, else the input)
-  std::optional<double> scale;
+  size_t reduce = 0;  // index of its all_reduce statement
+  size_t wait = 0;    // index of the wait that reads it
+  Value grad;         // what is reduced (the gradient already scaled by 1/world)
   int64_t group = 0;
   ProxyPtr result;  // the wait's output, which the unpacking makes
 };
 
 bool same_kind(const Member& a, const Member& b) {
   const Proxy &x = *a.grad.proxy(), &y = *b.grad.proxy();
-  return a.group == b.group && a.scale == b.scale && x.dtype == y.dtype && x.device == y.device;
+  return a.group == b.group && x.dtype == y.dtype && x.device == y.device;
 }
 
 // How many statements (and the trace's output) read each value.
@@ -45,12 +43,8 @@ Trace bucket_all_reduces(const Trace& trace, int64_t bucket_bytes) {
   if (bucket_bytes <= 0) return trace;
   const Symbol& all_reduce = prims::symbol("prims.all_reduce");
   const Symbol& wait = prims::symbol("prims.wait");
-  const Symbol& div = prims::symbol("prims.div");
   const auto& bs = trace.bsyms;
   auto uses = use_counts(trace);
-  std::unordered_map<const Proxy*, size_t> producer;
-  for (size_t i = 0; i < bs.size(); ++i)
-    for (const ProxyPtr& p : bs[i].flat_outputs()) producer[p.get()] = i;
 
   // Each all_reduce read by exactly one wait (and nothing else) is a candidate.
   std::vector<Member> members;
@@ -70,16 +64,6 @@ Trace bucket_all_reduces(const Trace& trace, int64_t bucket_bytes) {
       }
     if (!found) continue;
     m.grad = bs[i].args[0];
-    auto it = producer.find(m.grad.proxy().get());
-    if (it != producer.end()) {
-      const BoundSymbol& d = bs[it->second];
-      if (d.sym == &div && d.args[0].is_tensor() && !d.args[1].is_proxy() &&
-          d.args[1].is_number() && uses[m.grad.proxy().get()] == 1) {
-        m.scale_div = it->second;
-        m.scale = d.args[1].to_double();
-        m.grad = d.args[0];
-      }
-    }
     members.push_back(std::move(m));
   }
 
@@ -110,7 +94,6 @@ Trace bucket_all_reduces(const Trace& trace, int64_t bucket_bytes) {
       const Member& m = members[k];
       dropped.insert(m.reduce);
       dropped.insert(m.wait);
-      if (m.scale_div) dropped.insert(*m.scale_div);
       last = std::max(last, m.reduce);
     }
     pack_at[last] = b;
@@ -145,7 +128,9 @@ Trace bucket_all_reduces(const Trace& trace, int64_t bucket_bytes) {
     if (at == pack_at.end()) continue;
     const std::vector<size_t>& bucket = buckets[at->second];
     const Member& first = members[bucket.front()];
-    // Pack: flatten, concatenate, scale once; reduce; wait.
+    // Pack: flatten, concatenate; reduce; wait. Each gradient keeps its own
+    // 1/world scale (the grad rule's div, as without buckets: the same bits),
+    // which cpu_fuser fuses with the cat into one pass that writes the pack.
     std::vector<BoundSymbol> pack;
     ctx.push_scope(&pack, nullptr);
     std::vector<Value> flat;
@@ -155,10 +140,14 @@ Trace bucket_all_reduces(const Trace& trace, int64_t bucket_bytes) {
                                    : prims::reshape(members[k].grad, {g.numel()}));
     }
     Value packed = prims::cat(flat, 0);
-    if (first.scale) packed = prims::div(packed, *first.scale);
     Value future = prims::all_reduce(packed, "sum", first.group);
     ctx.pop_scope();
-    for (BoundSymbol& s : pack) out.bsyms.push_back(std::move(s));
+    // The pack keeps the members' statement tags (BACKWARD), so that fusion
+    // puts it with their scales.
+    for (BoundSymbol& s : pack) {
+      s.tags |= bs[first.reduce].tags;
+      out.bsyms.push_back(std::move(s));
+    }
     Unpack u;
     ctx.push_scope(&u.stmts, nullptr);
     Value reduced = prims::wait(future);
@@ -174,6 +163,7 @@ Trace bucket_all_reduces(const Trace& trace, int64_t bucket_bytes) {
       u.results.insert(m.result.get());
     }
     ctx.pop_scope();
+    for (BoundSymbol& s : u.stmts) s.tags |= bs[first.wait].tags;
     pending.push_back(std::move(u));
   }
   for (Unpack& u : pending)

@@ -101,6 +101,7 @@ int train_ddp(const std::string& dir, double bucket_size_mb) {
     write_text(dir + "/backward.txt", thunder::last_backward_traces(jm).back().str());
     write_text(dir + "/forward.txt", thunder::last_traces(jm).back().str());
   }
+  if (pg.collective_checks() != 1) return 11;  // the ranks compared the one entry once
   return thunder::cache_misses(jm) == 1 ? 0 : 10;
 }
 
@@ -195,9 +196,9 @@ TEST(Ddp, BackwardTraceAllReducesEachGradientAndWaitsLate) {
 }
 
 // With 25 MiB buckets the four gradients (824 bytes) share one all_reduce:
-// packed (flattened, concatenated, divided by the world size once) after the
-// last gradient is produced; the wait comes after all computation, then
-// slices of the result are the four gradients.
+// packed (each divided by the world size, flattened, concatenated: one
+// fusion region) after the last gradient is produced; the wait comes after
+// all computation, then slices of the result are the four gradients.
 TEST(Ddp, BackwardTraceReducesOneBucket) {
   auto r = launch("oracle", 2);
   expect_ok(r);
@@ -210,10 +211,23 @@ TEST(Ddp, BackwardTraceReducesOneBucket) {
   ASSERT_NE(cat, std::string::npos) << bwd;
   EXPECT_LT(cat, reduce) << bwd;
   EXPECT_LT(reduce, wait) << bwd;
-  // The reduced pack holds all 103 values, and the scale is applied to it once.
+  // The reduced pack holds all 103 values. Each gradient is scaled by 1/2 as
+  // without buckets (four divisions), and one fusion region does the scales
+  // and the cat: the pack is written in one pass, and reduced as it is.
   const std::string reduce_line = bwd.substr(reduce, bwd.find('\n', reduce) - reduce);
   EXPECT_NE(reduce_line.find("\"cpu f64[103]\""), std::string::npos) << reduce_line;
-  EXPECT_EQ(count(bwd, ", 2.0)"), 1) << bwd;
+  EXPECT_EQ(count(bwd, ", 2.0)"), 4) << bwd;
+  const size_t region = bwd.rfind("cppFusion", cat);
+  ASSERT_NE(region, std::string::npos) << bwd;
+  const size_t region_line = bwd.rfind('\n', region) + 1;
+  const std::string region_text = bwd.substr(region_line, cat - region_line);
+  EXPECT_EQ(count(region_text, "\n  ["), 0) << region_text;  // no statement between them
+  EXPECT_EQ(count(region_text, "= prims.div("), 4) << region_text;
+  EXPECT_EQ(bwd.substr(bwd.rfind('\n', cat) + 1, 6), "    # ") << bwd;  // the cat is fused
+  const size_t name_at = region_line + 3;  // "  [t62] = cppFusion2(...)"
+  const std::string pack = bwd.substr(name_at, bwd.find(']', name_at) - name_at);
+  EXPECT_NE(reduce_line.find("prims.all_reduce(" + pack + ", 'sum', 0)"), std::string::npos)
+      << reduce_line;
   // Four slices of the wait's result, after it.
   EXPECT_EQ(count(bwd.substr(wait), "prims.slice("), 4) << bwd;
   EXPECT_EQ(count(bwd.substr(0, wait), "prims.slice("), 0) << bwd;
@@ -298,13 +312,17 @@ TEST(Ddp, NoSyncAccumulationEqualsALargerBatch) {
 
 // ---- a rank that exits early: the other fails clearly, within the timeout ----
 
+// Both ranks first run one step, so that rank 0's second call is a cache hit
+// (a rank that exits before the first call fails the first call's
+// comparison instead: CollectiveCheck.RankThatExitsBeforeTheFirstCall...).
 THUNDER_WORKER(early_exit) {
   td::ProcessGroup pg = td::init_process_group({.timeout_s = 20});
   auto model = std::make_shared<Mlp>(100);
   auto jm = thunder::jit(td::ddp(model, pg));
-  if (pg.rank() == 1) return 0;  // leaves before the first backward
   auto [x, y] = batch();
-  jm(x, y).backward();  // rank 0: must throw thunder::Error (exit code 3)
+  jm(x, y).backward();
+  if (pg.rank() == 1) return 0;  // leaves before the second backward
+  jm(x, y).backward();           // rank 0: must throw thunder::Error (exit code 3)
   return 20;
 }
 
@@ -312,8 +330,8 @@ TEST(Ddp, RankThatExitsEarlyMakesTheOtherFailWithAClearError) {
   auto r = launch("early_exit", 2, 120);
   ASSERT_FALSE(r.timed_out) << r.output;
   EXPECT_EQ(r.exit_code, 3) << r.output;
-  // The wait of the first gradient all-reduce fails (Gloo sees the peer
-  // gone), and says which group, which rank, and why.
+  // The wait of the second step's gradient all-reduce fails (Gloo sees the
+  // peer gone), and says which group, which rank, and why.
   EXPECT_NE(r.output.find("rank 0: thunder::Error: prims.wait: the collective on process group 0 "
                           "failed on rank 0 of 2"),
             std::string::npos)

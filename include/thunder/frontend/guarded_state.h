@@ -33,6 +33,16 @@ class GradientBuckets {
   virtual int64_t gradient_bucket_bytes() const = 0;
 };
 
+// A module whose compiled programs communicate over these process groups
+// (their handles; distributed::ddp). Before a new cache entry's first call
+// the ranks compare its collective sequence on each of them, even when the
+// entry has none (no_sync), so that a rank that skipped communication is seen.
+class CollectiveGroups {
+ public:
+  virtual ~CollectiveGroups() = default;
+  virtual std::vector<int64_t> collective_groups() const = 0;
+};
+
 class JitState;
 // The thunder module a jitted callable was made from, or nullptr.
 nn::Module* jit_module(const JitState& s);

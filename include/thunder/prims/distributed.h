@@ -26,4 +26,9 @@ Value all_reduce(const Value& a, const std::string& op, int64_t group);
 Value wait(const Value& future);
 Value synchronize(const Value& a, int64_t group, int64_t world_size);
 
+// Whether a statement of `sym` communicates: every rank of its group must
+// issue the same ones, in the same order, on the same shapes (all_reduce;
+// not wait or synchronize). Its group is its argument named "group".
+bool is_collective(const Symbol& sym);
+
 }  // namespace thunder::prims

@@ -12,13 +12,17 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <vector>
 
 namespace thunder::runtime {
 
-// Adds a group and returns its handle; handles are never reused.
+// Adds a group and returns its handle; handles are never reused. `control`
+// is a second group over the same ranks, for compare_across_ranks only.
 int64_t register_process_group(c10::intrusive_ptr<c10d::ProcessGroup> group,
-                               std::chrono::milliseconds timeout);
+                               std::chrono::milliseconds timeout,
+                               c10::intrusive_ptr<c10d::ProcessGroup> control = {});
 // Drops a group (its handle then fails clearly in any program that names it).
 void unregister_process_group(int64_t handle);
 // The group behind a handle; throws thunder::Error naming `op` if there is none.
@@ -30,6 +34,26 @@ void start_all_reduce_sum(int64_t handle, at::Tensor t);
 // Finishes the work pending on `t` (within the group's timeout) and returns
 // `t`; throws thunder::Error if the work failed, timed out or was never started.
 at::Tensor finish(const at::Tensor& t);
+// Every rank's `key` (indexed by rank), and every rank's `text` when the
+// keys differ (else `texts` is empty): the same answer on every rank. It
+// runs on the group's control group, never the one collectives use, so a
+// rank that is not exchanging (it runs a collective instead) cannot pair
+// with it: the others fail after the group's timeout (at once if a rank
+// exited) with a thunder::Error that `what` begins. Every message has a
+// size all ranks agree on (the texts' longest length goes first), so Gloo
+// never sees mismatched sizes. The n-th exchange meets every rank's n-th.
+struct Compared {
+  std::vector<uint64_t> keys;
+  std::vector<std::string> texts;
+};
+Compared compare_across_ranks(int64_t handle, uint64_t key, const std::string& text,
+                              const std::string& what);
+// How many compare_across_ranks this process has done on the group.
+int64_t comparisons(int64_t handle);
+// The group's rank and size.
+int64_t group_rank(int64_t handle);
+int64_t group_size(int64_t handle);
+
 // Work started and not yet finished (0 after every complete program run).
 int64_t pending_work();
 

@@ -2,13 +2,15 @@
 // which in a backward is the order gradients are produced) are grouped
 // greedily into buckets of at most `bucket_bytes` (a bucket holds at least
 // one tensor); each bucket of two or more becomes one all_reduce of a flat
-// pack: cat of the flattened tensors, with a shared scale
-// (`prims.div(g, world)` feeding each all_reduce, as synchronize's grad rule
-// writes it) applied once to the pack. After the bucket's wait, slices of
-// the result (reshaped) take the place of each member's wait result; they
-// sit just before the first statement that reads any of them (or at the
-// end), so the wait can stay late. Members share the group, dtype, device
-// and scale; others start a new bucket. bucket_bytes <= 0 changes nothing.
+// pack: cat of the flattened tensors. Each tensor is reduced as it was
+// (already scaled: synchronize's grad rule writes `prims.div(g, world)`
+// before each all_reduce, the same op with or without buckets), and
+// cpu_fuser fuses those scales with the reshapes and the cat into one kernel
+// that writes the pack. After the bucket's wait, slices of the result
+// (reshaped) take the place of each member's wait result; they sit just
+// before the first statement that reads any of them (or at the end), so the
+// wait can stay late. Members share the group, dtype and device; others
+// start a new bucket. bucket_bytes <= 0 changes nothing.
 #pragma once
 
 #include <cstdint>

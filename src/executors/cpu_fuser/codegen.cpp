@@ -145,10 +145,12 @@ class Generator {
       ks.outputs.push_back({p->shape, p->dtype});
       ++slot;
     }
-    std::vector<const BoundSymbol*> reductions;
-    for (const BoundSymbol& b : region_.subsymbols)
+    std::vector<const BoundSymbol*> reductions, cats;
+    for (const BoundSymbol& b : region_.subsymbols) {
       if (*fusible_kind(*b.sym) == OpKind::Reduction) reductions.push_back(&b);
-    if (!reductions.empty() && row_nest(reductions, outs)) {
+      if (*fusible_kind(*b.sym) == OpKind::Cat) cats.push_back(&b);
+    }
+    if (!reductions.empty() && cats.empty() && row_nest(reductions, outs)) {
       ks.code = fmt::format(
           "{}\n{}extern \"C\" void thunder_kernel(void* const* p, int64_t n) {{\n{}}}\n",
           kernel_preamble(), nests_, kernel_body_);
@@ -165,8 +167,13 @@ class Generator {
       reduction_nest(*b);
       materialised_.insert(&r);
     }
-    // The other outputs, one loop nest per shape.
+    // Cats, one loop nest per piece; the other outputs, one loop nest per shape.
     std::vector<bool> done(outs.size(), false);
+    for (const BoundSymbol* b : cats) {
+      cat_nests(*b);
+      for (size_t i = 0; i < outs.size(); ++i)
+        done[i] = done[i] || outs[i] == b->output.proxy().get();
+    }
     for (size_t i = 0; i < outs.size(); ++i) {
       if (done[i] || materialised_.count(outs[i])) continue;
       std::vector<const Proxy*> group;
@@ -641,6 +648,31 @@ class Generator {
           kTile, tiles, indented(inner), before);
     }
     end_nest(range, numel(shape), "n");
+  }
+
+  // prims.cat of 1-D values: each piece's loop computes it and writes its
+  // slice of the output, so packing computed values is one pass (nothing in
+  // the region reads the output: form_regions sees to it).
+  void cat_nests(const BoundSymbol& b) {
+    const Proxy& out = *b.output.proxy();
+    int64_t offset = 0;
+    for (const Value& v : b.args[0].as_list()) {
+      const Proxy& piece = *v.proxy();
+      const int64_t n = piece.numel();
+      if (n == 0) continue;
+      begin_nest();
+      loops_.push_back({body_.size(), indent_, "i"});
+      indent_ += "  ";
+      const std::string x = value_at(piece, {"i"});
+      line(store(out, {offset == 0 ? "i" : fmt::format("({} + i)", offset)}, x));
+      const std::string before = body_.substr(0, loops_.back().pos);
+      const std::string inner = body_.substr(loops_.back().pos);
+      loops_.pop_back();
+      body_ = fmt::format("{}  #pragma omp simd\n  for (int64_t i = lo; i < hi; ++i) {{\n{}  }}\n",
+                          before, inner);
+      end_nest(n, n, "");
+      offset += n;
+    }
   }
 
   // Reduced dims of b: the innermost `m` of its input's.

@@ -129,6 +129,13 @@ void build_fallback(FusionSymbol& f) {
     in.fn = aten::kernel_for(*b.sym);
     THUNDER_CHECK(in.fn != nullptr, "cpu_fuser: {} has no ATen kernel for the fallback", b.sym->id);
     for (const Value& a : b.args) {
+      if (a.is_list() && !a.as_list().empty() && a.as_list()[0].is_proxy()) {  // cat's pieces
+        Operand o;
+        o.kind = Operand::Kind::TensorList;
+        for (const Value& e : a.as_list()) o.slots.push_back(slot.at(e.proxy().get()));
+        in.ins.push_back(std::move(o));
+        continue;
+      }
       if (!a.is_proxy()) {
         in.ins.push_back(const_operand(a));
         continue;
@@ -174,6 +181,37 @@ void keep_escaping_views_out(const Trace& t, std::vector<bool>& fusible) {
       for (const ProxyPtr& p : t.bsyms[i].flat_args()) unfuse_view(p);
 }
 
+// A fused cat is the loops that write its output (codegen.cpp), so no fused
+// statement may read that output; and a cat of nothing computed in fusion
+// is a plain copy, left to ATen. Such cats are left out.
+void keep_unfusable_cats_out(const Trace& t, std::vector<bool>& fusible) {
+  std::unordered_map<const Proxy*, size_t> producer;
+  std::unordered_map<const Proxy*, bool> read_fused;
+  for (size_t i = 0; i < t.bsyms.size(); ++i) {
+    for (const ProxyPtr& p : t.bsyms[i].flat_outputs()) producer[p.get()] = i;
+    if (fusible[i])
+      for (const ProxyPtr& p : t.bsyms[i].flat_args()) read_fused[p.get()] = true;
+  }
+  // Computed by a fused statement other than a view (looking through views).
+  auto computed = [&](const ProxyPtr& p) {
+    for (const Proxy* q = p.get();;) {
+      auto it = producer.find(q);
+      if (it == producer.end() || !fusible[it->second]) return false;
+      const BoundSymbol& b = t.bsyms[it->second];
+      const OpKind* kind = fusible_kind(*b.sym);
+      if (kind == nullptr || *kind != OpKind::View) return true;
+      q = b.args[0].proxy().get();
+    }
+  };
+  for (size_t i = 0; i < t.bsyms.size(); ++i) {
+    const BoundSymbol& b = t.bsyms[i];
+    if (!fusible[i] || !b.sym->is_prim || *fusible_kind(*b.sym) != OpKind::Cat) continue;
+    const std::vector<ProxyPtr> ins = b.flat_args();
+    fusible[i] =
+        !read_fused[b.output.proxy().get()] && std::any_of(ins.begin(), ins.end(), computed);
+  }
+}
+
 // Region formation: the statements cpu_fuser claimed become regions (views
 // alone are left to ATen); statements left outside regions go to the next
 // executor that can run them.
@@ -181,6 +219,7 @@ Trace form_regions(const Trace& t, const FusionContext& ctx) {
   const int me = ctx.self;
   std::vector<bool> fusible(t.bsyms.size());
   for (size_t i = 0; i < t.bsyms.size(); ++i) fusible[i] = t.bsyms[i].executor == me;
+  keep_unfusable_cats_out(t, fusible);
   keep_escaping_views_out(t, fusible);
   auto region_symbol = [](int k, const BoundSymbol& region) -> std::shared_ptr<const Symbol> {
     bool compute = false;

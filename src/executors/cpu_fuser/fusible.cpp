@@ -1,5 +1,6 @@
 #include "fusible.h"
 
+#include <algorithm>
 #include <string_view>
 #include <unordered_map>
 
@@ -11,10 +12,10 @@ namespace {
 
 const std::unordered_map<std::string_view, OpKind>& table() {
   using K = OpKind;
-  // Matmul, embedding, indexing, cat/pad/slice, empty and stateful draws stay
-  // with aten. Factories that are pure functions of the element index are
-  // Elementwise without tensor inputs: full, iota, and uniform_philox (over
-  // its 0-d seed and offset; its emitter in codegen.cpp), so dropout fuses whole.
+  // Matmul, embedding, indexing, pad/slice, cat other than of 1-D tensors,
+  // empty and stateful draws stay with aten. Factories that are pure functions of the element index
+  // are Elementwise without tensor inputs: full, iota, and uniform_philox (over its 0-d seed and
+  // offset; its emitter in codegen.cpp), so dropout fuses whole.
   static const std::unordered_map<std::string_view, OpKind> t = {
       {"prims.neg", K::Elementwise},
       {"prims.abs", K::Elementwise},
@@ -63,6 +64,7 @@ const std::unordered_map<std::string_view, OpKind>& table() {
       {"prims.amin", K::Reduction},
       {"prims.var", K::Reduction},
       {"prims.argmax", K::Reduction},
+      {"prims.cat", K::Cat},
   };
   return t;
 }
@@ -105,6 +107,9 @@ bool fusible(const BoundSymbol& b) {
   // iota's start and step are written into the kernel as constants.
   static const Symbol& iota = prims::symbol("prims.iota");
   if (b.sym == &iota && (b.args[1].is_proxy() || b.args[2].is_proxy())) return false;
+  if (*kind == OpKind::Cat)  // a gradient bucket's pack: 1-D pieces, one after another
+    return std::all_of(b.args[0].as_list().begin(), b.args[0].as_list().end(),
+                       [](const Value& v) { return v.is_tensor() && v.proxy()->ndim() == 1; });
   return *kind != OpKind::Reduction || innermost_reduction(b);
 }
 

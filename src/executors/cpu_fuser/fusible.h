@@ -6,7 +6,9 @@
 
 namespace thunder::cpu_fuser {
 
-enum class OpKind { Elementwise, View, Reduction };
+// Cat: prims.cat of 1-D tensors; its output is written piece by piece and
+// never read inside its region (form_regions keeps such cats out otherwise).
+enum class OpKind { Elementwise, View, Reduction, Cat };
 
 // The kind of a fusible prim, or nullptr when cpu_fuser does not fuse it.
 const OpKind* fusible_kind(const Symbol& sym);
