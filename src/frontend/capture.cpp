@@ -84,11 +84,19 @@ class CaptureSession {
       // storage cannot have been reused while t holds it.
       const c10::StorageImpl* storage =
           t.has_storage() ? t.storage().unsafeGetStorageImpl() : nullptr;
-      for (const auto& [impl, k] : entries_)
-        THUNDER_CHECK(!(storage && k.produced && k.storage == storage),
-                      "{}: reads a tensor that shares memory with {}, a value this function "
-                      "made, through code capture did not see",
-                      op, k.value.str());
+      for (const auto& [impl, k] : entries_) {
+        if (!storage || !k.produced || k.storage != storage) continue;
+        // A copy of a value that is gone (`(x * 2).data`): adopt_shallow_copy
+        // could not compare it, but its autograd state tells what it is.
+        THUNDER_CHECK(!k.value.is_tensor() || k.value.proxy()->requires_grad == t.requires_grad(),
+                      "{}: reads a copy of {} made outside the dispatcher with other autograd "
+                      "state (such as .data); use the value itself",
+                      op, k.value.proxy()->name);
+        fail(
+            "{}: reads a tensor that shares memory with {}, a value this function made, through "
+            "code capture did not see",
+            op, k.value.str());
+      }
       CaptureTable* captures = current_captures();
       THUNDER_CHECK(captures != nullptr, "{}: captured outside of a jit trace", op);
       Entry& e = entry(t);
