@@ -2,6 +2,9 @@
 // jitted in the same process and printed side by side with the ratio.
 #pragma once
 
+#include <ATen/ATen.h>
+#include <thunder/runtime/memory_meter.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -32,8 +35,8 @@ struct Spread {
 // Several workloads timed in turn, batch by batch (the machine's drift hits
 // them alike): per workload, the median, min and max over `reps` batches of
 // the per-iteration time in microseconds, after a warm-up.
-inline std::vector<Spread> interleaved_us(const std::vector<std::function<void()>>& fs,
-                                          int iters, int reps = 15) {
+inline std::vector<Spread> interleaved_us(const std::vector<std::function<void()>>& fs, int iters,
+                                          int reps = 15) {
   std::vector<std::vector<double>> t(fs.size());
   for (const auto& f : fs)
     for (int i = 0; i < std::max(1, iters / 10); ++i) f();
@@ -50,6 +53,16 @@ inline std::vector<Spread> interleaved_us(const std::vector<std::function<void()
     out.push_back({v[v.size() / 2], v.front(), v.back()});
   }
   return out;
+}
+
+// Bytes the forward leaves alive for the backward (besides its output).
+template <typename F>
+int64_t saved_bytes(F&& forward) {
+  int64_t before = thunder::MemoryMeter::live_bytes();
+  at::Tensor out = forward();
+  int64_t saved = thunder::MemoryMeter::live_bytes() - before - out.nbytes();
+  out.backward(at::ones_like(out));
+  return saved;
 }
 
 inline void header() {

@@ -34,6 +34,8 @@ double once_ms(F&& f) {
 
 }  // namespace
 
+void training_step(const at::Tensor& idx, const at::Tensor& targets);
+
 void capture_costs() {
   std::printf("\n== Capture of plain libtorch code: cache hits, us median [min, max] ==\n");
   {
@@ -89,6 +91,50 @@ void capture_costs() {
   std::printf(
       "eager fwd: best of 5 warm runs; trace/capture: the pipeline's Tracing stage (capture runs\n"
       "the model once eagerly); whole 1st call adds the other passes and building kernels.\n");
+  training_step(idx, targets);
+}
+
+// One training step (forward + backward, no optimizer) of the same char-GPT
+// three ways: eager torch::nn, jit of the thunder::nn model, jit of the
+// unmodified torch::nn model. Captured and thunder-written should match.
+void training_step(const at::Tensor& idx, const at::Tensor& targets) {
+  at::manual_seed(1);
+  models::CharGPT thunder_model(kVocab, kContext, kDim, kHeads, kLayers);
+  at::manual_seed(1);
+  models::TorchCharGPT torch_model(kVocab, kContext, kDim, kHeads, kLayers);
+  auto j_thunder = jit(thunder_model);
+  auto j_captured = jit(torch_model);
+  std::vector<at::Tensor> thunder_params, torch_params;
+  for (const Tensor& p : thunder_model.parameters()) thunder_params.push_back(p.aten());
+  for (const at::Tensor& p : torch_model->parameters()) torch_params.push_back(p);
+  auto zero = [](std::vector<at::Tensor>& ps) {
+    for (at::Tensor& p : ps) p.mutable_grad() = at::Tensor();
+  };
+  const std::function<at::Tensor()> forwards[] = {[&] { return torch_model(idx, targets); },
+                                                  [&] { return j_thunder(idx, targets).aten(); },
+                                                  [&] { return j_captured(idx, targets); }};
+  std::vector<at::Tensor>* params[] = {&torch_params, &thunder_params, &torch_params};
+  std::vector<std::function<void()>> steps;
+  for (int k = 0; k < 3; ++k)
+    steps.push_back([&, k] {
+      zero(*params[k]);
+      forwards[k]().backward();
+    });
+  const auto t = interleaved_us(steps, 3, 9);
+  const char* names[] = {"torch::nn, eager", "thunder::nn, jit", "torch::nn captured, jit"};
+  std::printf(
+      "\n== char-GPT training step (fwd+bwd, B%lld T%lld C%lld, %lld layers), ms median "
+      "[min, max] ==\n",
+      static_cast<long long>(kBatch), static_cast<long long>(kContext),
+      static_cast<long long>(kDim), static_cast<long long>(kLayers));
+  for (int k = 0; k < 3; ++k) {
+    zero(*params[k]);
+    const int64_t saved = saved_bytes(forwards[k]);
+    std::printf("%-30s %8.2f [%.2f, %.2f] ms   saved %8.1f KB\n", names[k], t[k].median / 1e3,
+                t[k].min / 1e3, t[k].max / 1e3, saved / 1024.0);
+  }
+  std::printf("captured / thunder step time: %.3f (target: within 5%%)\n",
+              t[2].median / t[1].median);
 }
 
 }  // namespace thunder::bench

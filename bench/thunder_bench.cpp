@@ -30,6 +30,7 @@
 
 using thunder::Tensor;
 using thunder::bench::row;
+using thunder::bench::saved_bytes;
 using thunder::bench::time_us;
 namespace F = thunder::nn::functional;
 
@@ -184,16 +185,6 @@ void bandwidth_bound_chain() {
   thunder::CompileStats cs = thunder::compile_stats(jfn);
   std::printf("jit memory plan: %lld buffer reuses, %.0f MB idle buffers kept\n",
               static_cast<long long>(cs.buffer_reuses), cs.idle_buffer_bytes / 1e6);
-}
-
-// Bytes the forward leaves alive for the backward (besides its output).
-template <typename F>
-int64_t saved_bytes(F&& forward) {
-  int64_t before = thunder::MemoryMeter::live_bytes();
-  at::Tensor out = forward();
-  int64_t saved = thunder::MemoryMeter::live_bytes() - before - out.nbytes();
-  out.backward(at::ones_like(out));
-  return saved;
 }
 
 // `leaves`: the tensors whose gradients each iteration resets.
