@@ -25,6 +25,7 @@
 #include "thunder/core/error.h"
 #include "thunder/core/tracing.h"
 #include "thunder/executors/kernel.h"
+#include "thunder/prims/prims.h"
 
 namespace thunder {
 
@@ -186,6 +187,14 @@ class CaptureSession {
   void on_op(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack);
   ExamineReport report;
 
+  // Puts back what the eager run wrote into tensors the function did not
+  // make, last write first (each undo restores what its write found).
+  void undo_writes() {
+    at::NoGradGuard values_only;
+    for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) it->first.copy_(it->second);
+    undo_.clear();
+  }
+
  private:
   struct Entry {
     Value value;
@@ -198,6 +207,30 @@ class CaptureSession {
     // output before its bias is added (linear with bias, see capture_ops.cpp).
     std::optional<std::pair<Value, Value>> matmul_transposed;
   };
+
+  // The tensor arguments an op writes without a write annotation in its
+  // schema (aten::batch_norm in training updates its running statistics).
+  static std::vector<size_t> hidden_writes(const std::string& name,
+                                           const std::vector<c10::IValue>& args) {
+    std::vector<size_t> written;
+    if (name == "aten::batch_norm" && args.at(5).toBool())
+      for (size_t i : {3, 4})
+        if (args[i].isTensor() && args[i].toTensor().defined()) written.push_back(i);
+    return written;
+  }
+
+  // Whether writing into t reaches memory the function did not allocate: t
+  // is an argument, parameter, buffer or captured tensor, or shares its
+  // storage with one (a view).
+  bool writes_external(const at::Tensor& t, const std::string& op) {
+    const Entry* e = known_entry(t, op);
+    if (!e || !e->produced) return true;
+    const c10::StorageImpl* storage =
+        t.has_storage() ? t.storage().unsafeGetStorageImpl() : nullptr;
+    for (const auto& [impl, k] : entries_)
+      if (!k.produced && storage && k.storage == storage) return true;
+    return false;
+  }
 
   // The entry of a tensor the run met (a shallow copy of one it made counts,
   // see adopt_shallow_copy), or nullptr.
@@ -258,6 +291,8 @@ class CaptureSession {
                             const std::vector<c10::IValue>& outs) const;
 
   Mode mode_;
+  bool write_through_ = false;  // set by refusal(): the op writes into a tensor it did not make
+  std::vector<std::pair<at::Tensor, at::Tensor>> undo_;  // (written tensor, its values before)
   std::unordered_map<const c10::TensorImpl*, Entry> entries_;
   // Weak: keeps each TensorImpl's address reserved, not its data (see the top).
   std::vector<c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>> seen_;
@@ -359,9 +394,20 @@ std::string CaptureSession::refusal(const c10::OperatorHandle& op, const std::st
     }
     const at::Tensor& self = args.at(0).toTensor();
     const Entry* e = known_entry(self, name);
-    if (!e || !e->produced || e->aliased)
-      return "writes in place into a tensor the function did not make itself (an argument, a "
-             "captured tensor or a view); capture translates in-place ops only on fresh tensors";
+    if (e && e->produced && !e->aliased) return "";  // fresh: its value is the functional result
+    // An argument, parameter, buffer, captured tensor or view: the functional
+    // result is copied into it (prims.copy_), which functionalization turns
+    // into dataflow and a write-back after the call.
+    write_through_ = true;
+    if (at::GradMode::is_enabled() && writes_external(self, name))
+      for (size_t i = 0; i < args.size(); ++i)
+        if (args[i].isTensor() && args[i].toTensor().requires_grad())
+          return fmt::format(
+              "writes in place into a tensor the function did not make (an argument, parameter, "
+              "buffer or captured tensor, or a view of one) while argument {} requires grad; "
+              "the caller's tensor gets values only, never autograd history: do the update "
+              "under torch::NoGradGuard, or on a copy the function makes",
+              i);
     return "";
   }
   tr = find_translation(name);
@@ -411,9 +457,23 @@ void CaptureSession::on_op(const c10::OperatorHandle& op, c10::DispatchKeySet ks
   ExamineReport::Op& rep = count(name);
 
   const Translation* tr = nullptr;
+  write_through_ = false;
   std::string why = refusal(op, name, args, tr);
   if (why.empty()) why = lost_history(args);
   if (!why.empty() && mode_ == Mode::Jit) fail("{}: {}", name, why);
+  const bool write_through = write_through_;
+  // The eager run must leave the caller's tensors as they were: the compiled
+  // program runs on them next, and writes back once.
+  if (mode_ == Mode::Jit) {
+    std::vector<size_t> written = hidden_writes(name, args);
+    if (write_through) written.push_back(0);
+    for (size_t i : written) {
+      const at::Tensor& t = args[i].toTensor();
+      if (!writes_external(t, name)) continue;
+      at::NoGradGuard values_only;
+      undo_.emplace_back(t, t.clone());
+    }
+  }
 
   op.redispatchBoxed(ks, stack);  // the eager result the rest of the run computes with
   const size_t n_out = schema.returns().size();
@@ -486,6 +546,12 @@ void CaptureSession::on_op(const c10::OperatorHandle& op, c10::DispatchKeySet ks
   for (size_t k = 0; k < n_out; ++k) {
     const Value v = n_out == 1 ? result : result.as_list().at(k);
     const c10::AliasInfo* alias = schema.returns()[k].alias_info();
+    if (write_through && alias && alias->isWrite() && outs[k].isTensor()) {
+      // The written tensor keeps its value; the write is recorded on it.
+      const at::Tensor& self = outs[k].toTensor();
+      prims::copy_(matching(v, self, name), value_of(self, name));
+      continue;
+    }
     if (outs[k].isTensor()) record(outs[k].toTensor(), v, std::to_string(k), alias);
     if (!outs[k].isTensorList()) continue;
     const std::vector<at::Tensor> items = outs[k].toTensorVector();
@@ -574,12 +640,16 @@ Value capture_call(const std::vector<FlatArg>& args, const std::vector<Value>& a
         arg_values[i].is_proxy())
       s.bind_argument(args[i].tensor, arg_values[i]);
   std::vector<at::Tensor> results;
-  {
+  try {
     SessionScope scope(s);
     KeepCpuGenerator rng;
     CaptureKeyOn on;
     run(ctx, results);
+  } catch (...) {
+    s.undo_writes();
+    throw;
   }
+  s.undo_writes();
   std::vector<Value> out;
   for (const at::Tensor& r : results) out.push_back(s.value_of(r, "thunder::jit (a result)"));
   return Value(std::move(out));

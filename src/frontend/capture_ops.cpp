@@ -1,18 +1,22 @@
 // The capture table: one row per aten op (`aten::name.overload`, as the
 // dispatcher names it; no overload -> `aten::name`), each translating the
 // captured call into ltorch symbols on the active trace. Adding an op is one
-// row here (and a sample in tests/jit/test_capture.cpp). In-place ops on
-// tensors the function made itself use the row of their functional form
-// (`aten::add_.Tensor` -> `aten::add.Tensor`, `aten::fill_.Scalar` ->
-// `aten::fill.Scalar`). Factories read shape, dtype and device from the eager
+// row here (and a sample in tests/jit/test_capture.cpp). In-place ops use
+// the row of their functional form (`aten::add_.Tensor` -> `aten::add.Tensor`,
+// `aten::fill_.Scalar` -> `aten::fill.Scalar`): its result is the new value
+// of a tensor the function made, or is copied (prims.copy_) into one it did
+// not make (capture.cpp). Factories read shape, dtype and device from the eager
 // result, which has already been computed when a row runs.
 #include <algorithm>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 #include "capture_session.h"
+#include "thunder/core/tracing.h"
 #include "thunder/executors/kernel.h"
 #include "thunder/lang/ltorch.h"
+#include "thunder/prims/prims.h"
 
 namespace thunder::detail {
 
@@ -98,6 +102,36 @@ Value cross_entropy(C c) {
         "only [N, C] logits with [N] class indices, mean reduction, no weight and no label "
         "smoothing are translated");
   return ltorch::cross_entropy(c.tensor(0), c.tensor(1));
+}
+
+// batch_norm(input, weight, bias, running_mean, running_var, training,
+// momentum, eps, cudnn_enabled): the output is ltorch.batch_norm. In
+// training, aten also writes the running statistics (its schema does not
+// say so; capture.cpp snapshots them for the undo): that update is recorded
+// as copies into them, detached like eager's.
+Value batch_norm(C c) {
+  const bool training = c.bool_arg(5);
+  const Value out = ltorch::batch_norm(c.tensor(0), c.tensor(3), c.tensor(4), c.tensor(1),
+                                       c.tensor(2), training, c.double_arg(7));
+  if (!training) return out;
+  struct Detached {  // the update's ops are constants for autodiff
+    TraceCtx* ctx = current_trace_ctx();
+    bool was = std::exchange(ctx->grad_enabled, false);
+    ~Detached() { ctx->grad_enabled = was; }
+  } detached;
+  const double momentum = c.double_arg(6);
+  std::vector<int64_t> dims{0};
+  for (int64_t d = 2; d < c.aten(0).dim(); ++d) dims.push_back(d);
+  for (size_t i : {3, 4}) {
+    if (c.is_none(i) || !c.aten(i).defined()) continue;
+    const Value stat = c.tensor(i);
+    const Value x = ltorch::to(c.tensor(0), from_aten(c.aten(i).scalar_type()));
+    // The batch's mean, or its unbiased variance, as aten's update uses.
+    const Value batch = i == 3 ? ltorch::mean(x, dims, false) : ltorch::var(x, dims, 1.0, false);
+    prims::copy_(ltorch::add(ltorch::mul(stat, 1.0 - momentum), ltorch::mul(batch, momentum)),
+                 stat);
+  }
+  return out;
 }
 
 // squeeze of a dim whose size is not 1 returns the tensor unchanged.
@@ -233,6 +267,7 @@ const std::unordered_map<std::string, Translation>& table() {
                                                             c.tensor(3), c.double_arg(4)),
                                          Value(), Value()});
        }},
+      {"aten::batch_norm", batch_norm},
       {"aten::embedding", embedding},
       {"aten::cross_entropy_loss", cross_entropy},
       {"aten::dropout",
@@ -275,13 +310,21 @@ const std::unordered_map<std::string, Translation>& table() {
          return ltorch::arange(c.scalar(0), c.scalar(1), c.scalar(2), result_device(c),
                                result_dtype(c));
        }},
-      // The functional forms of fill_ and zero_ (fresh tensors only).
+      // The functional forms of fill_ and zero_.
       {"aten::fill.Scalar",
        [](C c) {
          return ltorch::full(result_shape(c), c.scalar(1), result_device(c), result_dtype(c));
        }},
       {"aten::zero",
        [](C c) { return ltorch::zeros(result_shape(c), result_device(c), result_dtype(c)); }},
+      // copy_'s functional form: the source broadcast to the destination's
+      // shape (the dtype conversion is the in-place write's).
+      {"aten::copy",
+       [](C c) {
+         const Value src = c.tensor(1);
+         return c.aten(1).sizes() == c.result().sizes() ? src
+                                                        : ltorch::expand(src, result_shape(c));
+       }},
   };
   return rows;
 }

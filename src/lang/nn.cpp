@@ -1,6 +1,6 @@
 // ltorch linear algebra and nn.functional ops, decomposed into prims: matmul
 // (batch broadcasting), linear, dropout, gelu, softmax, log_softmax, layer_norm,
-// embedding, cross_entropy and scaled_dot_product_attention. Half-precision
+// batch_norm, embedding, cross_entropy and scaled_dot_product_attention. Half-precision
 // inputs are computed in float32 where torch's kernels accumulate in float.
 #include <algorithm>
 #include <cmath>
@@ -185,6 +185,51 @@ Value layer_norm_body(const OpArgs& args) {
   return maybe_convert(out, x.dtype);
 }
 
+// Normalizes over every dim but 1 (the channels) with the batch's mean and
+// biased variance in training, the running statistics otherwise.
+Value batch_norm_body(const OpArgs& args) {
+  const std::string op = "ltorch.batch_norm";
+  const Proxy& x = float_arg(op, args[0], "x");
+  THUNDER_CHECK(x.ndim() >= 2, "{}: x must be [N, C, ...], got shape {}", op, shape_str(x.shape));
+  const bool training = args.boolean(5);
+  const double eps = args.number(6);
+  const int64_t channels = x.shape[1];
+  static const char* const names[] = {"x", "running_mean", "running_var", "w", "b"};
+  for (int i = 1; i <= 4; ++i) {
+    if (args[i].is_none()) continue;
+    const Proxy& p = float_arg(op, args[i], names[i]);
+    THUNDER_CHECK(p.shape == Shape{channels},
+                  "{}: {} must have shape [{}] (the channels of x, shape {}), got {}", op, names[i],
+                  channels, shape_str(x.shape), shape_str(p.shape));
+  }
+  std::vector<int64_t> dims{0};
+  for (int64_t d = 2; d < x.ndim(); ++d) dims.push_back(d);
+  const int64_t per_channel = numel(x.shape) / std::max<int64_t>(channels, 1);
+  DType dt = compute_dtype(x.dtype);
+  Value xc = maybe_convert(args[0], dt);
+  Value mean, var;
+  if (training) {
+    THUNDER_CHECK(per_channel > 1,
+                  "{}: training needs more than 1 value per channel, got x of shape {}", op,
+                  shape_str(x.shape));
+    mean = prims::div(prims::sum(xc, dims), static_cast<double>(per_channel));
+    var = prims::var(xc, dims, 0.0);
+  } else {
+    THUNDER_CHECK(!args[1].is_none() && !args[2].is_none(),
+                  "{}: evaluation (training=False) needs running_mean and running_var", op);
+    mean = maybe_convert(args[1], dt);
+    var = maybe_convert(args[2], dt);
+  }
+  Value rstd = prims::rsqrt(prims::add(var, eps));
+  Value out =
+      prims::mul(prims::sub(xc, unreduce(mean, x.shape, dims)), unreduce(rstd, x.shape, dims));
+  if (!args[3].is_none())
+    out = prims::mul(out, prims::broadcast_in_dim(maybe_convert(args[3], dt), x.shape, {1}));
+  if (!args[4].is_none())
+    out = prims::add(out, prims::broadcast_in_dim(maybe_convert(args[4], dt), x.shape, {1}));
+  return maybe_convert(out, x.dtype);
+}
+
 Value embedding_body(const OpArgs& args) {
   const std::string op = "ltorch.embedding";
   const Proxy& idx = tensor_arg(op, args[0], "indices");
@@ -285,6 +330,8 @@ void register_nn() {
   define("ltorch.softmax", {"a", "dim"}, 0, softmax_body);
   define("ltorch.log_softmax", {"a", "dim"}, 0, log_softmax_body);
   define("ltorch.layer_norm", {"x", "normalized_shape", "w", "b", "eps"}, 0, layer_norm_body);
+  define("ltorch.batch_norm", {"x", "running_mean", "running_var", "w", "b", "training", "eps"}, 0,
+         batch_norm_body);
   define("ltorch.embedding", {"indices", "weight"}, 0, embedding_body);
   define("ltorch.cross_entropy", {"logits", "targets"}, 0, cross_entropy_body);
   define("ltorch.nll_loss", {"log_probs", "targets"}, 0, nll_loss_body);
@@ -310,6 +357,10 @@ Value log_softmax(const Value& x, int64_t dim) {
 Value layer_norm(const Value& x, const std::vector<int64_t>& normalized_shape, const Value& w,
                  const Value& b, double eps) {
   THUNDER_LTORCH_CALL("ltorch.layer_norm", x, normalized_shape, w, b, eps);
+}
+Value batch_norm(const Value& x, const Value& running_mean, const Value& running_var,
+                 const Value& w, const Value& b, bool training, double eps) {
+  THUNDER_LTORCH_CALL("ltorch.batch_norm", x, running_mean, running_var, w, b, training, eps);
 }
 Value embedding(const Value& indices, const Value& weight) {
   THUNDER_LTORCH_CALL("ltorch.embedding", indices, weight);

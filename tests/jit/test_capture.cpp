@@ -342,7 +342,7 @@ TEST(Capture, NoGradRegionIsAConstantForAutodiff) {
   EXPECT_TRUE(at::equal(x.grad(), at::ones({4}))) << x.grad();
 }
 
-TEST(Capture, HostValuesAndInPlaceWritesToArgumentsAreRefused) {
+TEST(Capture, HostValuesAreRefused) {
   auto item = jit([](const at::Tensor& x) { return x * x.sum().item<double>(); });
   try {
     item(R({3}));
@@ -350,15 +350,133 @@ TEST(Capture, HostValuesAndInPlaceWritesToArgumentsAreRefused) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("aten::item"), std::string::npos) << e.what();
   }
-  auto inplace = jit([](const at::Tensor& x) { return x.mul_(2); });
-  at::Tensor x = R({3}), before = x.clone();
+}
+
+// In-place writes into tensors the function did not make: the caller's
+// tensors end up as eagerly, written once per call (the capture run's own
+// writes are undone before the compiled program runs), on a miss and on hits.
+TEST(Capture, InPlaceOnAnArgumentIsWrittenBackOncePerCall) {
+  auto fn = [](at::Tensor x, const at::Tensor& y) {
+    x.add_(y);         // an argument
+    x.mul_(2);         // again: reads the new value
+    return x * y + 1;  // reads it too
+  };
+  auto jf = jit(fn);
+  at::Tensor x = R({2, 3}), y = R({3});
+  at::Tensor xe = x.clone();
+  for (int call = 0; call < 3; ++call) {
+    at::Tensor want = fn(xe, y);
+    at::Tensor got = jf(x, y);
+    EXPECT_TRUE(at::allclose(got, want)) << call << ": " << got << " vs " << want;
+    EXPECT_TRUE(at::allclose(x, xe)) << call << ": " << x << " vs " << xe;
+  }
+  EXPECT_EQ(cache_misses(jf), 1);
+  bool written_back = false;  // functionalization names the write-back
+  for (const Trace& t : last_traces(jf))
+    written_back |= t.str().find("written back") != std::string::npos;
+  EXPECT_TRUE(written_back);
+}
+
+TEST(Capture, InPlaceThroughAViewOfAnArgument) {
+  auto fn = [](at::Tensor x, const at::Tensor& m) {
+    at::Tensor head = x.narrow(0, 0, 2);
+    head.masked_fill_(m, 0.5);  // writes x's first two rows
+    x.narrow(1, 1, 1).zero_();  // and a column
+    return x.sum(0);            // sees both writes
+  };
+  auto jf = jit(fn);
+  at::Tensor x = R({3, 4}), m = R({2, 4}) > 0;
+  at::Tensor xe = x.clone();
+  for (int call = 0; call < 2; ++call) {
+    at::Tensor want = fn(xe, m);
+    at::Tensor got = jf(x, m);
+    EXPECT_TRUE(at::allclose(got, want)) << got << " vs " << want;
+    EXPECT_TRUE(at::equal(x, xe)) << x << " vs " << xe;
+  }
+}
+
+TEST(Capture, CopyIntoAnArgumentCastsAndBroadcasts) {
+  auto fn = [](at::Tensor dst, const at::Tensor& src) {
+    dst.copy_(src);  // f64 [3] into f32 [2, 3]
+    return dst + 1;
+  };
+  auto jf = jit(fn);
+  at::Tensor dst = R({2, 3}), src = R({3}, at::kDouble);
+  at::Tensor de = dst.clone();
+  at::Tensor want = fn(de, src), got = jf(dst, src);
+  EXPECT_TRUE(at::allclose(got, want));
+  EXPECT_TRUE(at::equal(dst, de));
+  EXPECT_EQ(got.scalar_type(), at::kFloat);
+}
+
+// An SGD step on a leaf that requires grad, under NoGradGuard as optimizers
+// do it: values change, the leaf stays a leaf.
+TEST(Capture, SgdStepUnderNoGradOnALeafParameter) {
+  auto step = jit([](at::Tensor w, const at::Tensor& g) {
+    at::NoGradGuard no_grad;
+    w.add_(g, -0.1);
+    return w.norm();
+  });
+  at::Tensor w = R({4, 3}).requires_grad_(), g = R({4, 3});
+  at::Tensor we = w.detach().clone();
+  for (int i = 0; i < 3; ++i) {
+    step(w, g);
+    we.add_(g, -0.1);
+  }
+  EXPECT_TRUE(at::allclose(w, we)) << w << " vs " << we;
+  EXPECT_TRUE(w.is_leaf());
+  EXPECT_TRUE(w.requires_grad());
+  EXPECT_FALSE(w.grad_fn());
+}
+
+// A tensor from the enclosing scope (a captured input) is written back too.
+TEST(Capture, InPlaceOnACapturedTensor) {
+  at::Tensor total = at::zeros({3});
+  auto jf = jit([&total](const at::Tensor& x) {
+    total.add_(x);
+    return total * 2;
+  });
+  at::Tensor x = R({3});
+  jf(x);
+  at::Tensor out = jf(x);
+  EXPECT_TRUE(at::allclose(total, x * 2)) << total << " vs " << x * 2;
+  EXPECT_TRUE(at::allclose(out, x * 4));
+}
+
+// A write with autograd history into an argument cannot be written back (the
+// caller's tensor gets values only): refused before it runs, naming the op.
+TEST(Capture, AWriteThatNeedsAGradientIntoAnArgumentIsRefused) {
+  auto jf = jit([](at::Tensor x, const at::Tensor& w) { return x.add_(w) * 2; });
+  at::Tensor x = R({3}), w = R({3}).requires_grad_();
+  const at::Tensor before = x.clone();
   try {
-    inplace(x);
+    jf(x, w);
     FAIL() << "expected thunder::Error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("aten::mul_.Scalar"), std::string::npos) << e.what();
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("aten::add_.Tensor"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("NoGradGuard"), std::string::npos) << msg;
   }
-  EXPECT_TRUE(at::equal(x, before));  // refused before it ran
+  EXPECT_TRUE(at::equal(x, before));
+  EXPECT_FALSE(x.requires_grad());
+  // Under no_grad the same function is fine.
+  at::NoGradGuard no_grad;
+  at::Tensor got = jf(x, w);
+  EXPECT_TRUE(at::allclose(x, before + w));
+  EXPECT_TRUE(at::allclose(got, (before + w) * 2));
+}
+
+// A capture that fails after writing into an argument leaves it unchanged.
+TEST(Capture, AFailedCaptureUndoesItsWrites) {
+  auto jf = jit([](at::Tensor x) {
+    x.mul_(2);
+    x.narrow(0, 0, 1).add_(1);
+    return x * x.sum().item<double>();  // refused: a host value
+  });
+  at::Tensor x = R({3});
+  const at::Tensor before = x.clone();
+  EXPECT_THROW(jf(x), Error);
+  EXPECT_TRUE(at::equal(x, before)) << x << " vs " << before;
 }
 
 TEST(Capture, TheThunderTensorPathIsUnchanged) {

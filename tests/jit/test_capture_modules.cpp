@@ -63,6 +63,129 @@ TEST(CaptureModules, TorchModuleTrainsWithAdamWLikeEager) {
   EXPECT_GT(compile_stats(jm).fusion_regions, 0);
 }
 
+// Buffers updated in place by forward (a running mean and a step count under
+// NoGradGuard, as batch norm keeps them): after each training step the
+// jitted module's buffers and parameters equal the eager module's.
+struct RunningStatsImpl : torch::nn::Module {
+  RunningStatsImpl()
+      : fc(register_module("fc", torch::nn::Linear(3, 2))),
+        running(register_buffer("running", torch::zeros({2}, torch::kDouble))),
+        steps(register_buffer("steps", torch::zeros({}, torch::kLong))) {}
+  at::Tensor forward(const at::Tensor& x) {
+    at::Tensor y = fc(x);
+    {
+      torch::NoGradGuard no_grad;
+      running.mul_(0.9).add_(y.mean(0), 0.1);
+      steps.add_(1);
+    }
+    return torch::tanh(y) * 2;
+  }
+  torch::nn::Linear fc;
+  at::Tensor running, steps;
+};
+TORCH_MODULE(RunningStats);
+
+TEST(CaptureModules, BuffersUpdatedInPlaceMatchEager) {
+  torch::manual_seed(4);
+  RunningStats eager, jitted;
+  eager->to(torch::kDouble);
+  jitted->to(torch::kDouble);
+  copy_parameters(*eager, *jitted);
+  auto jm = jit(jitted);
+  torch::optim::SGD opt_e(eager->parameters(), 0.1), opt_j(jitted->parameters(), 0.1);
+  at::Tensor x = torch::randn({4, 3}, torch::kDouble);
+  for (int step = 0; step < 3; ++step) {
+    opt_e.zero_grad();
+    eager(x).sum().backward();
+    opt_e.step();
+    opt_j.zero_grad();
+    jm(x).sum().backward();
+    opt_j.step();
+    EXPECT_TRUE(at::allclose(jitted->running, eager->running, 1e-12, 1e-12))
+        << step << ": " << jitted->running << " vs " << eager->running;
+    EXPECT_EQ(jitted->steps.item<int64_t>(), step + 1);
+    EXPECT_TRUE(at::allclose(jitted->fc->weight, eager->fc->weight, 1e-12, 1e-12)) << step;
+  }
+  EXPECT_EQ(cache_misses(jm), 1);
+}
+
+// torch::nn::BatchNorm1d as users write it: in training, its output uses
+// the batch's statistics and forward updates running_mean, running_var (in
+// aten::batch_norm, with no alias annotation) and num_batches_tracked; in
+// eval it reads the running statistics. Float64 against the eager twin.
+struct NormedImpl : torch::nn::Module {
+  NormedImpl()
+      : fc1(register_module("fc1", torch::nn::Linear(4, 6))),
+        bn(register_module("bn", torch::nn::BatchNorm1d(6))),
+        fc2(register_module("fc2", torch::nn::Linear(6, 2))) {}
+  at::Tensor forward(const at::Tensor& x) { return fc2(torch::tanh(bn(fc1(x)))); }
+  torch::nn::Linear fc1;
+  torch::nn::BatchNorm1d bn;
+  torch::nn::Linear fc2;
+};
+TORCH_MODULE(Normed);
+
+TEST(CaptureModules, BatchNormTrainsAndUpdatesRunningStatsLikeEager) {
+  torch::manual_seed(5);
+  Normed eager, jitted;
+  eager->to(torch::kDouble);
+  jitted->to(torch::kDouble);
+  copy_parameters(*eager, *jitted);
+  auto jm = jit(jitted);
+  torch::optim::SGD opt_e(eager->parameters(), 0.1), opt_j(jitted->parameters(), 0.1);
+  for (int step = 0; step < 3; ++step) {
+    at::Tensor x = torch::randn({8, 4}, torch::kDouble) * 2 + 1;
+    opt_e.zero_grad();
+    at::Tensor ye = eager(x);
+    (ye * ye).sum().backward();
+    opt_j.zero_grad();
+    at::Tensor yj = jm(x);
+    (yj * yj).sum().backward();
+    EXPECT_TRUE(at::allclose(yj, ye, 1e-10, 1e-12)) << step;
+    EXPECT_TRUE(at::allclose(jitted->bn->weight.grad(), eager->bn->weight.grad(), 1e-10, 1e-12));
+    EXPECT_TRUE(at::allclose(jitted->bn->bias.grad(), eager->bn->bias.grad(), 1e-10, 1e-12));
+    EXPECT_TRUE(at::allclose(jitted->fc1->weight.grad(), eager->fc1->weight.grad(), 1e-10, 1e-12))
+        << step;
+    opt_e.step();
+    opt_j.step();
+    EXPECT_TRUE(at::allclose(jitted->bn->running_mean, eager->bn->running_mean, 1e-12, 1e-12))
+        << step << ": " << jitted->bn->running_mean << " vs " << eager->bn->running_mean;
+    EXPECT_TRUE(at::allclose(jitted->bn->running_var, eager->bn->running_var, 1e-12, 1e-12))
+        << step << ": " << jitted->bn->running_var << " vs " << eager->bn->running_var;
+    EXPECT_EQ(jitted->bn->num_batches_tracked.item<int64_t>(), step + 1);
+  }
+  EXPECT_EQ(cache_misses(jm), 1);
+  const std::string trace = last_traces(jm).front().str();
+  EXPECT_NE(trace.find("ltorch.batch_norm("), std::string::npos) << trace;
+  EXPECT_NE(trace.find("copy_("), std::string::npos) << trace;
+
+  // Eval: the running statistics normalize, and nothing is written.
+  eager->eval();
+  jitted->eval();
+  at::Tensor x = torch::randn({5, 4}, torch::kDouble);
+  const at::Tensor mean_before = jitted->bn->running_mean.clone();
+  EXPECT_TRUE(at::allclose(jm(x), eager(x), 1e-10, 1e-12));
+  EXPECT_TRUE(at::equal(jitted->bn->running_mean, mean_before));
+  EXPECT_EQ(jitted->bn->num_batches_tracked.item<int64_t>(), 3);
+  EXPECT_EQ(cache_misses(jm), 2);
+}
+
+// momentum None (a cumulative average) divides by num_batches_tracked's
+// value, read with item(): refused naming aten::item, the buffers as they were.
+TEST(CaptureModules, BatchNormWithCumulativeAverageIsRefused) {
+  torch::nn::BatchNorm1d bn(torch::nn::BatchNormOptions(3).momentum(c10::nullopt));
+  auto jm = jit(bn);
+  at::Tensor x = torch::randn({4, 3});
+  try {
+    jm(x);
+    FAIL() << "expected thunder::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("aten::item"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(at::equal(bn->running_mean, torch::zeros({3})));
+  EXPECT_EQ(bn->num_batches_tracked.item<int64_t>(), 0);
+}
+
 TEST(CaptureModules, SharedPtrToImplAndTrainEvalAreSeparateEntries) {
   torch::manual_seed(1);
   auto model = std::make_shared<BlockImpl>(5, 8, 0.5);

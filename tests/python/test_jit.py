@@ -97,22 +97,100 @@ def test_no_grad_inside_and_around():
     assert thunder_cpp.cache_misses(jfn) == 2 and thunder_cpp.cache_hits(jfn) == 1
 
 
-def test_in_place_update_of_an_argument_is_refused_and_leaves_it_unchanged():
-    # Capture translates in-place ops on tensors the function made itself
-    # only (docs/capture.md); writing into an argument is refused before it runs.
-    def fn(w, g):
+def test_in_place_updates_of_arguments_are_visible_afterwards():
+    # An SGD-style step under no_grad on a leaf, and `+=` on a view of another
+    # argument: the caller's tensors change exactly as eagerly, once per call.
+    def fn(w, g, acc):
         with torch.no_grad():
             w.add_(g, alpha=-0.1)
-        return w * 2
+        acc[0] += g.sum(0)
+        return w * 2 + acc.sum()
 
-    w = torch.randn(3, 2)
-    before = w.clone()
+    torch.manual_seed(0)
+    w, g, acc = torch.randn(3, 2, requires_grad=True), torch.randn(3, 2), torch.zeros(2, 2)
+    we, acce = w.detach().clone(), acc.clone()
     jfn = thunder_cpp.jit(fn)
+    for _ in range(3):
+        got = jfn(w, g, acc)
+        want = fn(we, g, acce)
+        assert_close(got.detach(), want, 1e-6)
+        assert_close(w.detach(), we, 1e-6)
+        assert_close(acc, acce, 1e-6)
+    assert w.is_leaf and w.requires_grad
+    assert thunder_cpp.cache_misses(jfn) == 1
+
+
+def test_a_write_that_needs_a_gradient_into_an_argument_is_refused():
+    x, w = torch.randn(3), torch.randn(3, requires_grad=True)
+    before = x.clone()
+    jfn = thunder_cpp.jit(lambda x, w: x.add_(w) * 2)
     with pytest.raises(thunder_cpp.Error, match="aten::add_.Tensor"):
-        jfn(w, torch.randn(3, 2))
-    assert torch.equal(w, before)
+        jfn(x, w)
+    assert torch.equal(x, before) and not x.requires_grad
     ok = thunder_cpp.jit(lambda a, b: (a * 1.0).add_(b))  # in place on a fresh tensor
-    assert_close(ok(w, before), w + before, 1e-6)
+    assert_close(ok(x, before).detach(), x + before, 1e-6)
+
+
+class Counter(torch.nn.Module):
+    """A buffer updated in place by forward, as batch norm's step count."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(3, 2)
+        self.register_buffer("seen", torch.zeros((), dtype=torch.long))
+        self.register_buffer("total", torch.zeros(2))
+
+    def forward(self, x):
+        y = self.fc(x)
+        self.seen += x.shape[0]
+        with torch.no_grad():
+            self.total.add_(y.sum(0))
+        return y.relu()
+
+
+def test_module_buffers_updated_in_place_match_eager():
+    torch.manual_seed(1)
+    eager, jitted = Counter(), Counter()
+    jitted.load_state_dict(eager.state_dict())
+    jm = thunder_cpp.jit(jitted)
+    x = torch.randn(4, 3)
+    for _ in range(3):
+        jm(x).sum().backward()
+        eager(x).sum().backward()
+    assert jitted.seen.item() == 12
+    assert_close(jitted.total, eager.total, 1e-5)
+    assert_close(jitted.fc.weight.grad, eager.fc.weight.grad, 1e-5)
+
+
+def test_batch_norm_trains_and_updates_running_stats_like_eager():
+    torch.manual_seed(3)
+    eager = torch.nn.Sequential(torch.nn.BatchNorm2d(3), torch.nn.Tanh()).double()
+    jitted = torch.nn.Sequential(torch.nn.BatchNorm2d(3), torch.nn.Tanh()).double()
+    with torch.no_grad():
+        eager[0].weight.uniform_(0.5, 1.5)
+        eager[0].bias.uniform_(-0.5, 0.5)
+    jitted.load_state_dict(eager.state_dict())
+    jm = thunder_cpp.jit(jitted)
+    opt_e = torch.optim.SGD(eager.parameters(), lr=0.1)
+    opt_j = torch.optim.SGD(jm.parameters(), lr=0.1)
+    for _ in range(3):
+        x = torch.randn(4, 3, 5, 5, dtype=torch.float64) * 3 + 1
+        xe, xj = x.clone().requires_grad_(), x.clone().requires_grad_()
+        for model, opt, xi in ((eager, opt_e, xe), (jm, opt_j, xj)):
+            opt.zero_grad()
+            (model(xi) ** 2).sum().backward()
+            opt.step()
+        assert_close(xj.grad, xe.grad, 1e-10)
+        for name in ("running_mean", "running_var", "weight", "bias"):
+            assert_close(getattr(jitted[0], name).detach(), getattr(eager[0], name).detach(), 1e-10)
+    assert jitted[0].num_batches_tracked.item() == 3
+    assert thunder_cpp.cache_misses(jm) == 1
+    assert "ltorch.batch_norm(" in str(thunder_cpp.last_traces(jm)[0])
+    eager.eval()
+    jitted.eval()
+    x = torch.randn(2, 3, 4, 4, dtype=torch.float64)
+    assert_close(jm(x), eager(x), 1e-10)
+    assert jitted[0].num_batches_tracked.item() == 3
 
 
 class MLP(torch.nn.Module):

@@ -99,6 +99,12 @@ Value softmax(const Value& x, int64_t dim);
 Value log_softmax(const Value& x, int64_t dim);
 Value layer_norm(const Value& x, const std::vector<int64_t>& normalized_shape, const Value& w,
                  const Value& b, double eps);
+// torch.nn.functional.batch_norm's output over dim 1 of x ([N, C, ...]):
+// batch statistics in training, running_mean and running_var otherwise. It
+// updates nothing: the running statistics' update is a separate, detached
+// copy_ in the trace (capture records it).
+Value batch_norm(const Value& x, const Value& running_mean, const Value& running_var,
+                 const Value& w, const Value& b, bool training, double eps);
 Value embedding(const Value& indices, const Value& weight);
 Value cross_entropy(const Value& logits, const Value& targets);  // mean reduction
 Value nll_loss(const Value& log_probs, const Value& targets);    // [N, C], [N]; mean
