@@ -1,7 +1,7 @@
 """thunder_cpp from Python against eager PyTorch, in one process, reps
-interleaved: per-call cost of a cache hit (3 ops on small tensors) and a small
-MLP's train step (fwd + bwd + AdamW). Medians with min and max; at 1 and 2
-threads. Run: PYTHONPATH=build/python /usr/bin/python3 bench/python_bench.py"""
+interleaved: per-call cost of a cache hit (3 ops on small tensors, and a
+small module) and a small MLP's train step (fwd + bwd + AdamW). Medians
+with min and max; at 1 and 2 threads. Run: PYTHONPATH=build/python /usr/bin/python3 bench/python_bench.py"""
 import platform
 import statistics
 import time
@@ -50,6 +50,18 @@ def overhead():
     row("3 ops on 8 floats, per call", times, "us", 1e6)
 
 
+def module_overhead():
+    # A module's hit also reads every submodule's training flag and the
+    # identities of its parameters, buffers and children.
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Tanh(), torch.nn.Linear(8, 8))
+    jm = thunder_cpp.jit(model)
+    x = torch.randn(2, 8)
+    with torch.no_grad():
+        jm(x)
+        times = interleaved({"eager": lambda: model(x), "jit": lambda: jm(x)}, reps=15, inner=2000)
+    row("Linear-Tanh-Linear, no_grad, per call", times, "us", 1e6)
+
+
 class MLP(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -87,6 +99,7 @@ def main():
         torch.set_num_threads(threads)
         print(f"-- {threads} intra-op thread(s)")
         overhead()
+        module_overhead()
         train_step()
 
 
