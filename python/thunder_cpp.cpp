@@ -31,7 +31,27 @@ enum class ResultKind : int { Tensor, Tuple, List };
 struct PyFunction {
   py::object fn;
   bool is_module = false;
-  std::vector<py::object> submodules;  // module.modules() when jitted, self first
+  std::vector<py::object> submodules;  // module.modules(), self first
+  // Each submodule's _parameters, _buffers and _modules dicts, whose values'
+  // identities are guarded (read per call, no attribute lookups), and the
+  // identities of the children they held when the lists were made.
+  std::vector<py::object> member_dicts;
+  std::vector<intptr_t> children;
+
+  // (Re)reads the module tree: when jitted, and when a submodule was assigned
+  // or deleted since.
+  void read_tree() {
+    submodules.clear();
+    member_dicts.clear();
+    children.clear();
+    for (py::handle m : fn.attr("modules")()) {
+      submodules.push_back(py::reinterpret_borrow<py::object>(m));
+      for (const char* dict : {"_parameters", "_buffers", "_modules"})
+        member_dicts.push_back(submodules.back().attr(dict));
+      for (auto item : py::reinterpret_borrow<py::dict>(member_dicts.back()))
+        children.push_back(reinterpret_cast<intptr_t>(item.second.ptr()));
+    }
+  }
   std::atomic<int> result_kind{static_cast<int>(ResultKind::Tensor)};
 };
 
@@ -179,10 +199,36 @@ std::vector<at::Tensor> call_python(PyFunction& f, const std::vector<at::Tensor>
 // guarded through ForeignModule like any module's flags, one per submodule.
 thread_local std::vector<char> t_training;
 
-void read_training_flags(const PyFunction& f) {
+// The identities of the submodules' parameters, buffers and children, read
+// alongside the flags: replacing one (`m.fc.weight = nn.Parameter(...)`,
+// `m.fc = nn.Linear(...)`) compiles a new entry.
+thread_local std::vector<intptr_t> t_identities, t_children;
+
+// Reads the identities of every submodule's members, in dict order.
+void read_identities(const PyFunction& f) {
+  t_identities.clear();
+  t_children.clear();
+  for (size_t k = 0; k < f.member_dicts.size(); ++k) {
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(f.member_dicts[k].ptr(), &pos, &key, &value)) {
+      t_identities.push_back(reinterpret_cast<intptr_t>(value));
+      if (k % 3 == 2) t_children.push_back(reinterpret_cast<intptr_t>(value));  // _modules
+    }
+  }
+}
+
+void read_module_state(PyFunction& f) {
+  read_identities(f);
+  if (t_children != f.children) {  // a submodule assigned or deleted: walk the new tree
+    f.read_tree();
+    read_identities(f);
+  }
   t_training.resize(f.submodules.size());
-  for (size_t i = 0; i < f.submodules.size(); ++i)
+  for (size_t i = 0; i < f.submodules.size(); ++i) {
     t_training[i] = f.submodules[i].attr("training").cast<bool>();
+    t_identities.push_back(t_training[i]);  // also those of submodules added since jit
+  }
 }
 
 // One compiled callable per number of tensor arguments (a Python function is
@@ -204,7 +250,10 @@ thunder::detail::ForeignModule foreign_module_of(PyFunction* f) {
   thunder::detail::ForeignModule m;
   if (!f->is_module) return m;
   for (size_t i = 0; i < f->submodules.size(); ++i)
-    m.training_flags.push_back([i] { return t_training[i] != 0; });
+    m.training_flags.push_back([i] { return i < t_training.size() && t_training[i] != 0; });
+  m.add_identities = [](thunder::GuardSignature& sig) {
+    for (intptr_t id : t_identities) sig.add(id);
+  };
   m.named_tensors = [f] {
     py::gil_scoped_acquire gil;
     std::vector<std::pair<std::string, at::Tensor>> out;
@@ -261,9 +310,7 @@ class JitFunction {
       : f_(std::make_unique<PyFunction>()), options_(std::move(options)) {
     f_->fn = std::move(fn);
     f_->is_module = py::isinstance(f_->fn, py::module_::import("torch.nn").attr("Module"));
-    if (f_->is_module)
-      for (py::handle m : f_->fn.attr("modules")())
-        f_->submodules.push_back(py::reinterpret_borrow<py::object>(m));
+    if (f_->is_module) f_->read_tree();
   }
 
   py::object call(const py::args& args) {
@@ -286,7 +333,7 @@ class JitFunction {
       j = make_for_arity(n, f_.get(), std::move(o), std::index_sequence<1, 2, 3, 4, 5, 6, 7, 8>{});
     }
     last_ = j.get();
-    if (f_->is_module) read_training_flags(*f_);
+    if (f_->is_module) read_module_state(*f_);
     std::vector<at::Tensor> out;
     {
       py::gil_scoped_release no_gil;  // taken back only to run Python on a miss
@@ -452,7 +499,7 @@ PYBIND11_MODULE(thunder_cpp, m) {
         PyFunction f;
         f.fn = std::move(fn);
         return thunder::detail::examine_call(
-                   [&] { call_python(f, in.tensors, in.kinds, in.numbers); })
+                   [&] { call_python(f, in.tensors, in.kinds, in.numbers); }, in.tensors)
             .str();
       },
       "Runs fn(*args) once and returns a table of the aten ops it called and whether "

@@ -26,6 +26,7 @@
 #include "thunder/core/tracing.h"
 #include "thunder/executors/kernel.h"
 #include "thunder/prims/prims.h"
+#include "value_guards.h"
 
 namespace thunder {
 
@@ -68,10 +69,28 @@ class CaptureSession {
   explicit CaptureSession(Mode m) : mode_(m) {}
 
   // A tensor argument of the jitted function and its trace input.
-  void bind_argument(const at::Tensor& t, Value v) {
+  void bind_argument(const at::Tensor& t, Value v, size_t index) {
     Entry& e = entry(t);
     e.value = std::move(v);
+    mark_argument(t, index);
   }
+  void mark_argument(const at::Tensor& t, size_t index) {
+    argument_index_[t.unsafeGetTensorImpl()] = static_cast<int32_t>(index);
+  }
+  // Whether the run has written into t's memory (an undo snapshot holds it).
+  bool written(const at::Tensor& t) const {
+    if (!t.has_storage()) return false;
+    for (const auto& [w, before] : undo_)
+      if (w.has_storage() && w.storage().is_alias_of(t.storage())) return true;
+    return false;
+  }
+  // The flat index of t if it is one of the jitted function's arguments.
+  std::optional<int32_t> argument_index(const at::Tensor& t) const {
+    auto it = argument_index_.find(t.unsafeGetTensorImpl());
+    if (it == argument_index_.end()) return std::nullopt;
+    return it->second;
+  }
+  std::vector<EqualGuard> equal_guards;
 
   // The trace value of a tensor the run met, capturing an unknown one.
   Value value_of(const at::Tensor& t, const std::string& op) {
@@ -294,6 +313,7 @@ class CaptureSession {
   bool write_through_ = false;  // set by refusal(): the op writes into a tensor it did not make
   std::vector<std::pair<at::Tensor, at::Tensor>> undo_;  // (written tensor, its values before)
   std::unordered_map<const c10::TensorImpl*, Entry> entries_;
+  std::unordered_map<const c10::TensorImpl*, int32_t> argument_index_;
   // Weak: keeps each TensorImpl's address reserved, not its data (see the top).
   std::vector<c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>> seen_;
   std::unordered_map<std::string, size_t> op_index_;
@@ -356,13 +376,26 @@ std::string CaptureSession::refusal(const c10::OperatorHandle& op, const std::st
   const c10::FunctionSchema& schema = op.schema();
   if (name == "aten::equal") {
     // MultiheadAttention asks `equal(query, key)` to detect self-attention.
-    // On one tensor (the guard keeps later calls so) the answer is known.
+    // On one tensor (the aliasing guard keeps later calls so), or on shapes
+    // that differ (guarded too), the answer is known; on two arguments it is
+    // guarded by value.
     static const Translation always_true = [](const AtenCall&) { return Value(true); };
-    if (!same_tensor(args.at(0).toTensor(), args.at(1).toTensor(), name))
-      return "compares two different tensors, a host value computed from their data that a "
-             "trace cannot hold; pass the same tensor (self-attention) or compare outside the "
-             "jitted function";
-    tr = &always_true;
+    static const Translation always_false = [](const AtenCall&) { return Value(false); };
+    static const Translation by_value = [](const AtenCall& c) {
+      return c.equal_guarded_by_value();
+    };
+    const at::Tensor &a = args.at(0).toTensor(), &b = args.at(1).toTensor();
+    if (same_tensor(a, b, name)) {
+      tr = &always_true;
+    } else if (a.sizes() != b.sizes()) {
+      tr = &always_false;
+    } else if (argument_index(a) && argument_index(b) && !written(a) && !written(b)) {
+      tr = &by_value;
+    } else {
+      return "compares two different tensors of the same shape that are not both arguments of "
+             "the jitted function as it was called (unwritten): its answer depends on data that "
+             "neither a trace nor a guard can hold; compare outside the jitted function";
+    }
     return "";
   }
   if (has_data_dependent_shape(name))
@@ -630,6 +663,23 @@ std::optional<std::pair<Value, Value>> AtenCall::matmul_transposed(size_t i) con
   return s_.matmul_transposed(args_[i].toTensor());
 }
 
+Value AtenCall::equal_guarded_by_value() const {
+  const bool equal = results_.at(0).toBool();
+  s_.equal_guards.push_back({*s_.argument_index(aten(0)), *s_.argument_index(aten(1)), equal});
+  return Value(equal);
+}
+
+namespace {
+thread_local std::vector<EqualGuard> t_traced_equal_guards;
+}  // namespace
+
+void set_traced_equal_guards(std::vector<EqualGuard> guards) {
+  t_traced_equal_guards = std::move(guards);
+}
+std::vector<EqualGuard> take_traced_equal_guards() {
+  return std::exchange(t_traced_equal_guards, {});
+}
+
 // ---- entry points ----
 
 Value capture_call(const std::vector<FlatArg>& args, const std::vector<Value>& arg_values,
@@ -638,7 +688,7 @@ Value capture_call(const std::vector<FlatArg>& args, const std::vector<Value>& a
   for (size_t i = 0; i < args.size(); ++i)
     if (args[i].kind == FlatArg::Kind::Tensor && args[i].tensor.defined() &&
         arg_values[i].is_proxy())
-      s.bind_argument(args[i].tensor, arg_values[i]);
+      s.bind_argument(args[i].tensor, arg_values[i], i);
   std::vector<at::Tensor> results;
   try {
     SessionScope scope(s);
@@ -650,18 +700,21 @@ Value capture_call(const std::vector<FlatArg>& args, const std::vector<Value>& a
     throw;
   }
   s.undo_writes();
+  set_traced_equal_guards(std::move(s.equal_guards));
   std::vector<Value> out;
   for (const at::Tensor& r : results) out.push_back(s.value_of(r, "thunder::jit (a result)"));
   return Value(std::move(out));
 }
 
-ExamineReport examine_call(const std::function<void()>& run) {
+ExamineReport examine_call(const std::function<void()>& run,
+                           const std::vector<at::Tensor>& arguments) {
   ltorch::ensure_registered();
   Trace scratch;
   TracingScope tracing(scratch);
   CaptureTable captures;
   CaptureScope capture_scope(captures);
   CaptureSession s(CaptureSession::Mode::Examine);
+  for (size_t i = 0; i < arguments.size(); ++i) s.mark_argument(arguments[i], i);
   {
     SessionScope scope(s);
     CaptureKeyOn on;

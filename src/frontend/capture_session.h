@@ -75,6 +75,10 @@ class AtenCall {
   // (x, w) when tensor argument i is matmul(x, t(w)) of a 2-D w.
   std::optional<std::pair<Value, Value>> matmul_transposed(size_t i) const;
 
+  // aten::equal of two different arguments of the jitted function: the eager
+  // answer, guarded for later calls (value_guards.h).
+  Value equal_guarded_by_value() const;
+
   // Throws thunder::Error: "<aten::name.overload>: <message>".
   template <typename... Args>
   [[noreturn]] void fail(fmt::format_string<Args...> f, Args&&... args) const {

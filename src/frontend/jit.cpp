@@ -4,6 +4,7 @@
 #include "thunder/frontend/jit.h"
 
 #include <ATen/core/grad_mode.h>
+#include <ATen/ops/equal.h>
 
 #include <algorithm>
 #include <array>
@@ -59,6 +60,7 @@ struct CacheEntry {
   std::vector<TensorInfo> saved_info;
   // Inputs the program writes: their new values are its last flat outputs.
   std::vector<Program::Input> written_inputs;
+  std::vector<EqualGuard> equal_guards;  // checked after the signature matches
 };
 
 // The cache entries of a JitState as calls see them. A list is never changed
@@ -171,7 +173,8 @@ class JitState {
       : options(std::move(o)),
         module(m),
         training_flags(std::move(foreign.training_flags)),
-        foreign_tensors(std::move(foreign.named_tensors)) {
+        foreign_tensors(std::move(foreign.named_tensors)),
+        foreign_identities(std::move(foreign.add_identities)) {
     validate(options);
     for (const auto& e : options.executors) executors.push_back(&executor_by_name(e));
     // Collectives run on c10d and nothing else can run them: c10d is always
@@ -199,6 +202,7 @@ class JitState {
     for (const FlatArg& a : s.inputs) sig.add_arg(a);
     for (const std::function<bool()>& training : training_flags) sig.add(training());
     for (const auto& [name, flag] : state_flags) sig.add(flag());
+    if (foreign_identities) foreign_identities(sig);
     sig.add_aliasing(s.inputs);
     // Entries compiled before a grad rule or tag change are dropped.
     if (registry_version() != compiled_registry_version.load(std::memory_order_acquire))
@@ -279,7 +283,10 @@ class JitState {
     if (!(e.sig == s.sig)) return false;
     s.captured_sig.clear();
     for (const at::Tensor& t : e.captured) s.captured_sig.add_tensor(t);
-    return s.captured_sig == e.captured_sig;
+    if (!(s.captured_sig == e.captured_sig)) return false;
+    for (const EqualGuard& g : e.equal_guards)
+      if (at::equal(s.inputs[g.a].tensor, s.inputs[g.b].tensor) != g.equal) return false;
+    return true;
   }
   static CacheEntry* find(const EntryList& list, CallScratch& s) {
     for (const auto& e : list.entries)
@@ -400,6 +407,7 @@ class JitState {
   std::vector<int64_t> collective_groups;  // a CollectiveGroups module's
   // A torch::nn or TorchScript module's parameters and buffers by path.
   std::function<std::vector<std::pair<std::string, at::Tensor>>()> foreign_tensors;
+  std::function<void(GuardSignature&)> foreign_identities;
   std::vector<Executor*> executors;
   bool retrace_every_call = false;
   std::shared_ptr<PoolRef> pool = std::make_shared<PoolRef>();  // the memory plan's buffers
@@ -495,7 +503,9 @@ std::shared_ptr<CacheEntry> JitState::compile(TraceFn fn, void* ctx, CallScratch
   const Stopwatch compile_time;
   const bool grad_mode = at::GradMode::is_enabled();
   const std::vector<FlatArg>& inputs = s.inputs;
+  take_traced_equal_guards();  // none left from a capture that failed
   TracedCall traced = trace_call(fn, ctx, inputs);
+  std::vector<EqualGuard> equal_guards = take_traced_equal_guards();
   const double tracing_ms = compile_time.ms();
 
   auto entry = std::make_shared<CacheEntry>();
@@ -508,7 +518,9 @@ std::shared_ptr<CacheEntry> JitState::compile(TraceFn fn, void* ctx, CallScratch
   std::vector<std::pair<std::string, bool>> states;
   for (const auto& [name, flag] : state_flags) states.emplace_back(name, flag());
   entry->prologue = build_prologue(traced, inputs, aliases, grad_mode,
-                                   training_flags.empty() ? nullptr : &training, states);
+                                   training_flags.empty() ? nullptr : &training, states,
+                                   static_cast<bool>(foreign_identities), equal_guards);
+  entry->equal_guards = std::move(equal_guards);
 
   PipelineOptions po{.executors = executors,
                      .fusion_strategy = options.fusion_type == "consecutive"

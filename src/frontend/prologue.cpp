@@ -60,7 +60,8 @@ std::vector<std::vector<ProxyPtr>> alias_groups(const TracedCall& c,
 Trace build_prologue(const TracedCall& c, const std::vector<FlatArg>& args,
                      const std::vector<std::vector<ProxyPtr>>& alias_groups, bool grad_mode,
                      const std::vector<int64_t>* module_training,
-                     const std::vector<std::pair<std::string, bool>>& state_flags) {
+                     const std::vector<std::pair<std::string, bool>>& state_flags,
+                     bool module_identities, const std::vector<EqualGuard>& equal_guards) {
   Trace p;
   p.fn_name = "prologue";
   p.inputs = c.trace.inputs;
@@ -99,6 +100,12 @@ Trace build_prologue(const TracedCall& c, const std::vector<FlatArg>& args,
     p.bsyms.push_back(check("prologue.check_module_training", {Value(*module_training)}));
   for (const auto& [name, on] : state_flags)
     p.bsyms.push_back(check("prologue.check_module_state", {Value(name), Value(on)}));
+  // The module still holds the parameters, buffers and submodules it held
+  // (by identity): replacing one compiles a new entry.
+  if (module_identities) p.bsyms.push_back(check("prologue.check_module_identities", {}));
+  for (const EqualGuard& g : equal_guards)
+    p.bsyms.push_back(
+        check("prologue.check_equal", {c.arg_values[g.a], c.arg_values[g.b], Value(g.equal)}));
   return p;
 }
 

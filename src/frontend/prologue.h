@@ -13,6 +13,7 @@
 #include "thunder/core/trace.h"
 #include "thunder/runtime/flat_args.h"
 #include "thunder/runtime/program.h"
+#include "value_guards.h"
 
 namespace thunder::detail {
 
@@ -32,6 +33,8 @@ std::vector<std::vector<ProxyPtr>> alias_groups(const TracedCall& c,
 Trace build_prologue(const TracedCall& c, const std::vector<FlatArg>& args,
                      const std::vector<std::vector<ProxyPtr>>& alias_groups, bool grad_mode,
                      const std::vector<int64_t>* module_training,
-                     const std::vector<std::pair<std::string, bool>>& state_flags = {});
+                     const std::vector<std::pair<std::string, bool>>& state_flags = {},
+                     bool module_identities = false,
+                     const std::vector<EqualGuard>& equal_guards = {});
 
 }  // namespace thunder::detail

@@ -250,6 +250,36 @@ def forward(self, x):
   std::filesystem::remove(path);
 }
 
+// Replacing a TorchScript module's parameter (a new tensor object in its
+// slot, as setattr does) compiles a new entry that reads the new tensor; an
+// in-place update of the same tensor does not recompile.
+TEST(CaptureModules, ReplacingATorchScriptParameterRecompiles) {
+  torch::jit::Module m("Affine");
+  m.register_attribute("training", c10::BoolType::get(), true);
+  m.register_parameter("w", torch::ones({3}, torch::kDouble), /*is_buffer=*/false);
+  m.define(R"(
+def forward(self, x):
+    return x * self.w + 1.0
+)");
+  auto js = jit(m);
+  at::Tensor x = torch::arange(3, torch::kDouble);
+  EXPECT_TRUE(at::allclose(js(x), x + 1));
+  {
+    torch::NoGradGuard no_grad;
+    m.attr("w").toTensor().mul_(2);
+  }
+  EXPECT_TRUE(at::allclose(js(x), x * 2 + 1));
+  EXPECT_EQ(cache_misses(js), 1);
+  m.register_parameter("w", torch::full({3}, 5.0, torch::kDouble), /*is_buffer=*/false);
+  EXPECT_TRUE(at::allclose(js(x), x * 5 + 1)) << js(x);
+  EXPECT_EQ(cache_misses(js), 2);
+  js(x);
+  EXPECT_EQ(cache_hits(js), 2);
+  EXPECT_NE(last_prologue_trace(js).str().find("prologue.check_module_identities()"),
+            std::string::npos)
+      << last_prologue_trace(js);
+}
+
 // A torch::autograd::Function's forward runs under no_grad and attaches its
 // backward outside the dispatcher: capture cannot see it, so reading its
 // result is refused (it would silently lose the gradient: x.grad 1, not 3).

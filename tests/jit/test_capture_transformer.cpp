@@ -2,8 +2,9 @@
 // MultiheadAttention and TransformerEncoderLayer against eager libtorch in
 // float64 (values, every parameter's gradient, train and eval). Their forward
 // asks `equal(query, key)` to detect self-attention; capture answers it for
-// one tensor and refuses it for two, and the guard keeps a compiled "same
-// tensor" answer from serving two overlapping views. Ops whose result shape
+// one tensor, by shape, or by value for two arguments (guarded), and the
+// guard keeps a compiled "same tensor" answer from serving two overlapping
+// views. Ops whose result shape
 // depends on tensor data are refused by name.
 #include <gtest/gtest.h>
 #include <thunder/thunder.h>
@@ -138,18 +139,88 @@ TEST(CaptureTransformer, PlainLibtorchCharGPTTrainsLikeEager) {
     EXPECT_NE(first.find(name), std::string::npos) << name;
 }
 
-TEST(CaptureTransformer, CrossAttentionIsRefusedByNameAndTheCallableStaysUsable) {
+// Cross-attention: `equal(query, key)` of two arguments of one shape is
+// answered by value and guarded; a call whose query equals its key in value
+// (eager takes the self-attention path) compiles its own entry. Float64
+// against eager, with gradients.
+struct CrossAttentionImpl : torch::nn::Module {
+  CrossAttentionImpl()
+      : attn(register_module(
+            "attn", torch::nn::MultiheadAttention(torch::nn::MultiheadAttentionOptions(4, 2)))) {}
+  at::Tensor forward(const at::Tensor& q, const at::Tensor& kv) {
+    return std::get<0>(attn->forward(q, kv, kv, /*key_padding_mask=*/{}, /*need_weights=*/false));
+  }
+  torch::nn::MultiheadAttention attn;
+};
+TORCH_MODULE(CrossAttention);
+
+TEST(CaptureTransformer, CrossAttentionIsGuardedByValueAndMatchesEager) {
   torch::manual_seed(2);
-  torch::nn::MultiheadAttention attn(torch::nn::MultiheadAttentionOptions(4, 1));
+  CrossAttention eager, jitted;
+  eager->to(torch::kDouble);
+  jitted->to(torch::kDouble);
+  copy_parameters(*eager, *jitted);
+  auto jm = jit(jitted);
+  at::Tensor q = torch::randn({3, 2, 4}, torch::kDouble),
+             kv = torch::randn({3, 2, 4}, torch::kDouble);
+  at::Tensor qe = q.clone().requires_grad_(), qj = q.clone().requires_grad_();
+  at::Tensor oe = eager(qe, kv), oj = jm(qj, kv);
+  EXPECT_TRUE(at::allclose(oj, oe, 1e-12, 1e-12)) << (oj - oe).abs().max();
+  oe.pow(2).sum().backward();
+  oj.pow(2).sum().backward();
+  expect_same_gradients(*eager, *jitted, 1e-10);
+  EXPECT_TRUE(at::allclose(qj.grad(), qe.grad(), 1e-10, 1e-10));
+  const std::string prologue = last_prologue_trace(jm).str();
+  EXPECT_NE(prologue.find("prologue.check_equal(x0, x1, False)"), std::string::npos) << prologue;
+  // Other values, still different: the same entry.
+  at::Tensor q2 = torch::randn({3, 2, 4}, torch::kDouble).requires_grad_();
+  EXPECT_TRUE(at::allclose(jm(q2, kv), eager(q2, kv), 1e-12, 1e-12));
+  EXPECT_EQ(cache_misses(jm), 1);
+  // A key equal to the query in value, another tensor object: eager's
+  // self-attention path, in an entry of its own.
+  at::Tensor same = q2.detach().clone();
+  EXPECT_TRUE(at::allclose(jm(q2, same), eager(q2, same), 1e-12, 1e-12));
+  EXPECT_EQ(cache_misses(jm), 2);
+  EXPECT_NE(last_prologue_trace(jm).str().find("prologue.check_equal(x0, x1, True)"),
+            std::string::npos)
+      << last_prologue_trace(jm);
+  jm(q2, kv);
+  jm(q2, same);
+  EXPECT_EQ(cache_misses(jm), 2);
+  EXPECT_EQ(cache_hits(jm), 3);
+  // examine knows the arguments too: the model is reported as supported.
+  const ExamineReport report = examine(jitted, q2, kv);
+  EXPECT_TRUE(report.all_supported()) << report;
+  // Key and value of another length than the query: equal is false by shape.
+  at::Tensor memory = torch::randn({5, 2, 4}, torch::kDouble);
+  EXPECT_TRUE(at::allclose(jm(q2, memory), eager(q2, memory), 1e-12, 1e-12));
+  EXPECT_EQ(last_prologue_trace(jm).str().find("check_equal"), std::string::npos)
+      << last_prologue_trace(jm);
+}
+
+TEST(CaptureTransformer, EqualOfValuesThatAreNotArgumentsAsCalledIsRefused) {
   auto jf =
-      jit([&](const at::Tensor& q, const at::Tensor& kv) { return std::get<0>(attn(q, kv, kv)); });
-  at::Tensor q = torch::randn({3, 1, 4}), kv = torch::randn({3, 1, 4});
-  const std::string msg = expect_error([&] { jf(q, kv); });
+      jit([](const at::Tensor& a, const at::Tensor& b) { return at::equal(a * 2, b) ? a : b; });
+  at::Tensor x = torch::randn({3});
+  const std::string msg = expect_error([&] { jf(x, x * 2); });
   EXPECT_NE(msg.find("aten::equal"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("two different tensors"), std::string::npos) << msg;
-  // The same callable with one tensor (self-attention) compiles and is right.
-  at::Tensor want = std::get<0>(attn(q, q, q));
-  EXPECT_TRUE(at::allclose(jf(q, q), want, 1e-5, 1e-6));
+  EXPECT_NE(msg.find("not both arguments"), std::string::npos) << msg;
+  const ExamineReport report = examine(
+      [](const at::Tensor& a, const at::Tensor& b) { return at::equal(a * 2, b); }, x, x * 2);
+  EXPECT_FALSE(report.all_supported()) << report;
+  // An argument written before the comparison: a guard on the call's values
+  // would test other data than eager did.
+  auto written = jit([](at::Tensor a, const at::Tensor& b) {
+    {
+      at::NoGradGuard no_grad;
+      a.add_(1);
+    }
+    return at::equal(a, b) ? a * 2 : b;
+  });
+  at::Tensor a = x.clone();
+  const std::string why = expect_error([&] { written(a, x + 1); });
+  EXPECT_NE(why.find("unwritten"), std::string::npos) << why;
+  EXPECT_TRUE(at::equal(a, x));  // the failed capture's write was undone
 }
 
 TEST(CaptureTransformer, SameTensorAndOverlappingViewsAreDifferentEntries) {
@@ -162,11 +233,15 @@ TEST(CaptureTransformer, SameTensorAndOverlappingViewsAreDifferentEntries) {
   EXPECT_EQ(cache_misses(jf), 1);
   EXPECT_EQ(cache_hits(jf), 1);
   // Two overlapping views of one buffer share storage as (x, x) does, but
-  // their elements differ: the entry compiled for one tensor must not run.
+  // their elements differ: the entry compiled for one tensor must not run;
+  // their own entry compares them by value.
   at::Tensor base = torch::arange(5, torch::kFloat);
-  const std::string msg = expect_error([&] { jf(base.narrow(0, 0, 4), base.narrow(0, 1, 4)); });
-  EXPECT_NE(msg.find("aten::equal"), std::string::npos) << msg;
+  at::Tensor a = base.narrow(0, 0, 4), b = base.narrow(0, 1, 4);
+  EXPECT_TRUE(at::allclose(jf(a, b), a + b));
   EXPECT_EQ(cache_misses(jf), 2);
+  EXPECT_NE(last_prologue_trace(jf).str().find("prologue.check_equal(x0, x1, False)"),
+            std::string::npos)
+      << last_prologue_trace(jf);
   // The prologue states the guard.
   jf(x, x);
   const std::string prologue = last_prologue_trace(jf).str();

@@ -228,6 +228,27 @@ def test_module_trains_with_torch_optim_like_eager():
     assert "t_fc1_weight" in str(thunder_cpp.last_traces(jm)[0])
 
 
+def test_replacing_a_parameter_or_submodule_recompiles():
+    torch.manual_seed(4)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Tanh())
+    jm = thunder_cpp.jit(model)
+    x = torch.randn(2, 3)
+    assert_close(jm(x), model(x), 1e-6)
+    with torch.no_grad():
+        model[0].weight.mul_(2)  # in place: the same entry reads it
+    assert_close(jm(x), model(x), 1e-6)
+    assert thunder_cpp.cache_misses(jm) == 1
+    model[0].weight = torch.nn.Parameter(torch.randn(3, 3))
+    assert_close(jm(x), model(x), 1e-6)
+    assert thunder_cpp.cache_misses(jm) == 2
+    model[0] = torch.nn.Linear(3, 3)
+    assert_close(jm(x), model(x), 1e-6)
+    assert thunder_cpp.cache_misses(jm) == 3
+    jm(x)
+    assert thunder_cpp.cache_hits(jm) == 2
+    assert "prologue.check_module_identities()" in str(thunder_cpp.last_prologue_trace(jm))
+
+
 def test_module_eval_and_train_are_separate_entries():
     torch.manual_seed(2)
     model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.5))

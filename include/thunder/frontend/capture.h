@@ -20,6 +20,7 @@
 #include <functional>
 #include <ostream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "thunder/core/value.h"
@@ -58,7 +59,14 @@ Value capture_call(const std::vector<FlatArg>& args, const std::vector<Value>& a
 
 // Runs `run` once with capture on, translating into a scratch trace, and
 // reports every op met (translation failures are recorded, not thrown).
-ExamineReport examine_call(const std::function<void()>& run);
+// `arguments`: the tensors passed to the function (what jit would guard).
+ExamineReport examine_call(const std::function<void()>& run,
+                           const std::vector<at::Tensor>& arguments = {});
+
+template <typename T>
+void collect_tensor_argument(std::vector<at::Tensor>& out, const T& a) {
+  if constexpr (std::is_same_v<T, at::Tensor>) out.push_back(a);
+}
 
 // The thunder::Error the capture of an op threw on this thread, taken once
 // (then empty). A caller between capture and the user's code (Python's torch
@@ -72,7 +80,9 @@ std::exception_ptr take_capture_error();
 // an opaque call, or cannot run it.
 template <typename F, typename... A>
 ExamineReport examine(F&& fn, A&&... args) {
-  return detail::examine_call([&] { (void)std::invoke(fn, args...); });
+  std::vector<at::Tensor> tensors;
+  (detail::collect_tensor_argument(tensors, args), ...);
+  return detail::examine_call([&] { (void)std::invoke(fn, args...); }, tensors);
 }
 
 }  // namespace thunder

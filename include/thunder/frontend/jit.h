@@ -24,6 +24,7 @@
 #include "thunder/frontend/nn.h"
 #include "thunder/frontend/options.h"
 #include "thunder/runtime/flat_args.h"
+#include "thunder/runtime/guard.h"
 
 namespace thunder {
 
@@ -59,6 +60,10 @@ using TraceFn = Value (*)(void* ctx, const std::vector<Value>& args);
 struct ForeignModule {
   std::vector<std::function<bool()>> training_flags;
   std::function<std::vector<std::pair<std::string, at::Tensor>>()> named_tensors;
+  // Optional: adds to the guard signature the identity of each parameter,
+  // buffer and submodule the module holds now, without allocating, so that
+  // replacing one compiles a new entry instead of reusing tensors it dropped.
+  std::function<void(GuardSignature&)> add_identities;
 };
 
 std::shared_ptr<JitState> make_jit_state(JitOptions options, nn::Module* module,
@@ -382,6 +387,20 @@ concept TorchScriptModule = requires(const M& m) {
 
 [[noreturn]] void bad_script_result(const std::string& kind);
 
+// The identities of a TorchScript module object's tensor slots (parameters,
+// buffers, tensor attributes) and submodules, recursively, in slot order.
+template <typename Object>
+void add_slot_identities(const Object& object, GuardSignature& sig) {
+  for (const auto& slot : object.slots()) {
+    if (slot.isTensor()) {
+      sig.add(reinterpret_cast<intptr_t>(slot.toTensor().unsafeGetTensorImpl()));
+    } else if (slot.isObject() && slot.toObjectRef().type()->is_module()) {
+      sig.add(reinterpret_cast<intptr_t>(&slot.toObjectRef()));
+      add_slot_identities(slot.toObjectRef(), sig);
+    }
+  }
+}
+
 // TorchScript's graph optimizer off on this thread while it lives: its
 // differentiable subgraphs add ops (aten::detach, profiling nodes) that are
 // not in the script; capture wants the script's own aten calls.
@@ -482,6 +501,9 @@ auto jit(const M& module, JitOptions options = {}) {
     for (const auto& p : module.named_parameters()) out.emplace_back(p.name, p.value);
     for (const auto& b : module.named_buffers()) out.emplace_back(b.name, b.value);
     return out;
+  };
+  foreign.add_identities = [object](GuardSignature& sig) {
+    detail::add_slot_identities(*object, sig);
   };
   return Jitted<detail::TorchScriptForward<M>>(detail::TorchScriptForward<M>{module},
                                                std::move(options), std::move(foreign));
