@@ -350,7 +350,10 @@ TEST(CpuFuser, KernelBatchBuildsKernelsTogether) {
   for (const at::Tensor& x : xs) {
     const at::Tensor got = jfn(x).aten();
     EXPECT_TRUE(at::equal(got, jit(fn, fused("dataflow"))(x).aten()));
-    EXPECT_TRUE(at::allclose(got, eager(x), 1e-5, 1e-6));
+    // Against float64: a float32 sum of 257 values (its order is the
+    // kernel's) and tanh + sum cancelling drifted past atol 1e-6 now and then.
+    const at::Tensor want = eager(x.to(at::kDouble)).to(at::kFloat);
+    EXPECT_TRUE(at::allclose(got, want, 1e-5, 1e-5)) << (got - want).abs().max();
     kernel_differs_from_aten = kernel_differs_from_aten || !at::equal(got, eager(x));
   }
   EXPECT_TRUE(kernel_differs_from_aten) << "the entries still run on the ATen fallback";
