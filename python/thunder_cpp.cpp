@@ -34,7 +34,8 @@ struct PyFunction {
   std::vector<py::object> submodules;  // module.modules(), self first
   // Each submodule's _parameters, _buffers and _modules dicts, whose values'
   // identities are guarded (read per call, no attribute lookups), and the
-  // identities of the children they held when the lists were made.
+  // identities of the children they held when the lists were last made
+  // (set by read_module_state; empty until the first call).
   std::vector<py::object> member_dicts;
   std::vector<intptr_t> children;
 
@@ -43,13 +44,10 @@ struct PyFunction {
   void read_tree() {
     submodules.clear();
     member_dicts.clear();
-    children.clear();
     for (py::handle m : fn.attr("modules")()) {
       submodules.push_back(py::reinterpret_borrow<py::object>(m));
       for (const char* dict : {"_parameters", "_buffers", "_modules"})
         member_dicts.push_back(submodules.back().attr(dict));
-      for (auto item : py::reinterpret_borrow<py::dict>(member_dicts.back()))
-        children.push_back(reinterpret_cast<intptr_t>(item.second.ptr()));
     }
   }
   std::atomic<int> result_kind{static_cast<int>(ResultKind::Tensor)};
@@ -223,6 +221,7 @@ void read_module_state(PyFunction& f) {
   if (t_children != f.children) {  // a submodule assigned or deleted: walk the new tree
     f.read_tree();
     read_identities(f);
+    f.children = t_children;
   }
   t_training.resize(f.submodules.size());
   for (size_t i = 0; i < f.submodules.size(); ++i) {
