@@ -120,7 +120,10 @@ std::vector<int> run_children(int n, const std::vector<std::string>& env) {
   std::vector<std::string> vars;
   for (char** e = environ; *e; ++e) {
     std::string v = *e;
-    if (v.rfind("THUNDER_CACHE_DIR=", 0) != 0 && v.rfind("CXX=", 0) != 0) vars.push_back(v);
+    // The child runs one test: not the cache, compiler or gtest shard of its parent.
+    if (v.rfind("THUNDER_CACHE_DIR=", 0) != 0 && v.rfind("CXX=", 0) != 0 &&
+        v.rfind("GTEST_", 0) != 0)
+      vars.push_back(v);
   }
   vars.insert(vars.end(), env.begin(), env.end());
   std::vector<char*> envp;
