@@ -10,6 +10,7 @@
 
 #include "bench_util.h"
 #include "char_gpt.h"
+#include "script_char_gpt.h"
 #include "torch_char_gpt.h"
 
 namespace thunder::bench {
@@ -88,15 +89,32 @@ void capture_costs() {
     std::printf("capture beyond one eager forward: %.1f ms (target: under 20 ms)\n",
                 capture - eager);
   }
+  {
+    at::manual_seed(1);
+    models::TorchCharGPT model(kVocab, kContext, kDim, kHeads, kLayers);
+    torch::jit::Module scripted = models::script_char_gpt(model);
+    auto run = [&] { (void)scripted.forward({idx, targets}); };
+    double eager = once_ms(run);
+    for (int i = 0; i < 4; ++i) eager = std::min(eager, once_ms(run));
+    auto js = jit(scripted);
+    const double first = once_ms([&] { (void)js(idx, targets); });
+    const double translation = tracing_ms(compile_stats(js));
+    std::printf("%-44s %10.1f %14.1f %14.1f\n", "TorchScript (graph interpreted)", eager,
+                translation, first);
+    std::printf("TorchScript translation beyond one eager forward: %.1f ms (target: under 50 ms)\n",
+                translation - eager);
+  }
   std::printf(
-      "eager fwd: best of 5 warm runs; trace/capture: the pipeline's Tracing stage (capture runs\n"
-      "the model once eagerly); whole 1st call adds the other passes and building kernels.\n");
+      "eager fwd: best of 5 warm runs (TorchScript's: its own interpreter); trace/capture: the\n"
+      "pipeline's Tracing stage (capture runs the model once eagerly, the TorchScript graph is\n"
+      "walked by our interpreter); whole 1st call adds the other passes and building kernels.\n");
   training_step(idx, targets);
 }
 
 // One training step (forward + backward, no optimizer) of the same char-GPT
-// three ways: eager torch::nn, jit of the thunder::nn model, jit of the
-// unmodified torch::nn model. Captured and thunder-written should match.
+// four ways: eager torch::nn, jit of the thunder::nn model, jit of the
+// unmodified torch::nn model, jit of it as a TorchScript module. Captured,
+// TorchScript and thunder-written should match.
 void training_step(const at::Tensor& idx, const at::Tensor& targets) {
   at::manual_seed(1);
   models::CharGPT thunder_model(kVocab, kContext, kDim, kHeads, kLayers);
@@ -104,37 +122,43 @@ void training_step(const at::Tensor& idx, const at::Tensor& targets) {
   models::TorchCharGPT torch_model(kVocab, kContext, kDim, kHeads, kLayers);
   auto j_thunder = jit(thunder_model);
   auto j_captured = jit(torch_model);
-  std::vector<at::Tensor> thunder_params, torch_params;
+  torch::jit::Module scripted = models::script_char_gpt(torch_model);
+  auto j_script = jit(scripted);
+  std::vector<at::Tensor> thunder_params, torch_params, script_params;
   for (const Tensor& p : thunder_model.parameters()) thunder_params.push_back(p.aten());
   for (const at::Tensor& p : torch_model->parameters()) torch_params.push_back(p);
+  for (const at::Tensor& p : scripted.parameters()) script_params.push_back(p);
   auto zero = [](std::vector<at::Tensor>& ps) {
     for (at::Tensor& p : ps) p.mutable_grad() = at::Tensor();
   };
-  const std::function<at::Tensor()> forwards[] = {[&] { return torch_model(idx, targets); },
-                                                  [&] { return j_thunder(idx, targets).aten(); },
-                                                  [&] { return j_captured(idx, targets); }};
-  std::vector<at::Tensor>* params[] = {&torch_params, &thunder_params, &torch_params};
+  const std::function<at::Tensor()> forwards[] = {
+      [&] { return torch_model(idx, targets); }, [&] { return j_thunder(idx, targets).aten(); },
+      [&] { return j_captured(idx, targets); }, [&] { return j_script(idx, targets); }};
+  std::vector<at::Tensor>* params[] = {&torch_params, &thunder_params, &torch_params,
+                                       &script_params};
   std::vector<std::function<void()>> steps;
-  for (int k = 0; k < 3; ++k)
+  for (int k = 0; k < 4; ++k)
     steps.push_back([&, k] {
       zero(*params[k]);
       forwards[k]().backward();
     });
   const auto t = interleaved_us(steps, 3, 9);
-  const char* names[] = {"torch::nn, eager", "thunder::nn, jit", "torch::nn captured, jit"};
+  const char* names[] = {"torch::nn, eager", "thunder::nn, jit", "torch::nn captured, jit",
+                         "TorchScript, jit"};
   std::printf(
       "\n== char-GPT training step (fwd+bwd, B%lld T%lld C%lld, %lld layers), ms median "
       "[min, max] ==\n",
       static_cast<long long>(kBatch), static_cast<long long>(kContext),
       static_cast<long long>(kDim), static_cast<long long>(kLayers));
-  for (int k = 0; k < 3; ++k) {
+  for (int k = 0; k < 4; ++k) {
     zero(*params[k]);
     const int64_t saved = saved_bytes(forwards[k]);
     std::printf("%-30s %8.2f [%.2f, %.2f] ms   saved %8.1f KB\n", names[k], t[k].median / 1e3,
                 t[k].min / 1e3, t[k].max / 1e3, saved / 1024.0);
   }
-  std::printf("captured / thunder step time: %.3f (target: within 5%%)\n",
-              t[2].median / t[1].median);
+  std::printf(
+      "captured / thunder step time: %.3f, TorchScript / thunder: %.3f (target: within 5%%)\n",
+      t[2].median / t[1].median, t[3].median / t[1].median);
 }
 
 }  // namespace thunder::bench

@@ -26,6 +26,10 @@
 #include "thunder/runtime/flat_args.h"
 #include "thunder/runtime/guard.h"
 
+namespace torch::jit {
+struct Graph;
+}
+
 namespace thunder {
 
 struct TensorInfo {
@@ -387,8 +391,15 @@ concept TorchScriptModule = requires(const M& m) {
 
 [[noreturn]] void bad_script_result(const std::string& kind);
 
+// Adds a non-tensor attribute's value (int, float, bool, string, None, and
+// lists and tuples of them) to the guard signature: the graph interpreter
+// reads such attributes as trace-time constants. Returns false for other
+// kinds (objects, dicts), which are not guarded.
+bool add_attribute_value(const c10::IValue& v, GuardSignature& sig);
+
 // The identities of a TorchScript module object's tensor slots (parameters,
-// buffers, tensor attributes) and submodules, recursively, in slot order.
+// buffers, tensor attributes) and submodules, and the values of its other
+// attributes (`training` among them), recursively, in slot order.
 template <typename Object>
 void add_slot_identities(const Object& object, GuardSignature& sig) {
   for (const auto& slot : object.slots()) {
@@ -397,34 +408,35 @@ void add_slot_identities(const Object& object, GuardSignature& sig) {
     } else if (slot.isObject() && slot.toObjectRef().type()->is_module()) {
       sig.add(reinterpret_cast<intptr_t>(&slot.toObjectRef()));
       add_slot_identities(slot.toObjectRef(), sig);
+    } else {
+      add_attribute_value(slot, sig);
     }
   }
 }
 
-// TorchScript's graph optimizer off on this thread while it lives: its
-// differentiable subgraphs add ops (aten::detach, profiling nodes) that are
-// not in the script; capture wants the script's own aten calls.
-class ScriptOptimizerOff {
- public:
-  ScriptOptimizerOff();
-  ~ScriptOptimizerOff();
-  ScriptOptimizerOff(const ScriptOptimizerOff&) = delete;
-  ScriptOptimizerOff& operator=(const ScriptOptimizerOff&) = delete;
+// A TorchScript method's graph, copied and inlined (calls to submodules'
+// methods replaced by their bodies), once per jit().
+std::shared_ptr<torch::jit::Graph> inlined_graph(const std::shared_ptr<torch::jit::Graph>& g);
 
- private:
-  bool old_;
-};
+// Interprets an inlined forward graph node by node (script_interpreter.cpp):
+// aten ops are called through the dispatcher, where capture translates them;
+// attributes, constants, lists and tuples are host values; `If` and `Loop`
+// are evaluated and unrolled on their host conditions; a node that reads
+// tensor data into a host value is refused by name. TorchScript's own
+// interpreter and graph optimizer never run.
+c10::IValue interpret_script(const torch::jit::Graph& graph, c10::IValue self,
+                             std::vector<c10::IValue> args);
 
-// Runs a TorchScript module's forward on tensors (the interpreter's aten
-// calls are what capture sees); one tensor result.
+// Runs a TorchScript module's forward on tensors through interpret_script;
+// one tensor result.
 template <typename M>
 struct TorchScriptForward {
   M module;
+  std::shared_ptr<torch::jit::Graph> forward;  // inlined
   template <typename... A>
   requires(std::same_as<std::remove_cvref_t<A>, at::Tensor> && ...)
   at::Tensor operator()(A&&... a) {
-    ScriptOptimizerOff plain_ops;
-    auto r = module.forward({std::forward<A>(a)...});
+    auto r = interpret_script(*forward, module._ivalue(), {c10::IValue(std::forward<A>(a))...});
     if (!r.isTensor()) bad_script_result(r.tagKind());
     return r.toTensor();
   }
@@ -486,9 +498,10 @@ auto jit(const H& model, JitOptions options = {}) {
                                             std::move(options), std::move(foreign));
 }
 
-// A TorchScript module: its forward runs through capture; parameters are
-// captured inputs and the module's training flag is guarded (read from its
-// attribute slot, found once).
+// A TorchScript module: its inlined forward graph is interpreted under
+// capture (no TorchScript interpreter); parameters are captured inputs, the
+// module's training flag is guarded (read from its attribute slot, found
+// once), and so are every submodule's tensor identities and attribute values.
 template <typename M>
 requires detail::TorchScriptModule<M>
 auto jit(const M& module, JitOptions options = {}) {
@@ -505,8 +518,10 @@ auto jit(const M& module, JitOptions options = {}) {
   foreign.add_identities = [object](GuardSignature& sig) {
     detail::add_slot_identities(*object, sig);
   };
-  return Jitted<detail::TorchScriptForward<M>>(detail::TorchScriptForward<M>{module},
-                                               std::move(options), std::move(foreign));
+  detail::TorchScriptForward<M> forward{
+      module, detail::inlined_graph(module.get_method("forward").graph())};
+  return Jitted<detail::TorchScriptForward<M>>(std::move(forward), std::move(options),
+                                               std::move(foreign));
 }
 
 template <typename F>
