@@ -125,7 +125,7 @@ void training_step(const at::Tensor& idx, const at::Tensor& targets) {
   torch::jit::Module scripted = models::script_char_gpt(torch_model);
   auto j_script = jit(scripted);
   std::vector<at::Tensor> thunder_params, torch_params, script_params;
-  for (const Tensor& p : thunder_model.parameters()) thunder_params.push_back(p.aten());
+  thunder_params = thunder_model.parameters();
   for (const at::Tensor& p : torch_model->parameters()) torch_params.push_back(p);
   for (const at::Tensor& p : scripted.parameters()) script_params.push_back(p);
   auto zero = [](std::vector<at::Tensor>& ps) {

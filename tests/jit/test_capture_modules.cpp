@@ -280,6 +280,44 @@ def forward(self, x):
       << last_prologue_trace(js);
 }
 
+// A torch::nn module's registered tensors and submodules are guarded by
+// identity (read without allocating): replace_module, or a parameter
+// registered after jit, compiles a new entry that reads the new tensors; an
+// optimizer's in-place step does not.
+struct TwoLayerImpl : torch::nn::Module {
+  TwoLayerImpl()
+      : fc1(register_module("fc1", torch::nn::Linear(3, 4))),
+        fc2(register_module("fc2", torch::nn::Linear(4, 2))) {}
+  at::Tensor forward(const at::Tensor& x) { return fc2(torch::tanh(fc1(x))); }
+  torch::nn::Linear fc1, fc2;
+};
+TORCH_MODULE(TwoLayer);
+
+TEST(CaptureModules, ReplacingATorchNnSubmoduleRecompiles) {
+  torch::manual_seed(5);
+  TwoLayer model;
+  auto jm = jit(model);
+  at::Tensor x = torch::randn({5, 3});
+  EXPECT_TRUE(at::allclose(jm(x), model(x)));
+  {
+    torch::NoGradGuard no_grad;
+    model->fc1->weight.mul_(2);
+  }
+  EXPECT_TRUE(at::allclose(jm(x), model(x)));
+  EXPECT_EQ(cache_misses(jm), 1);
+  model->fc2 = model->replace_module("fc2", torch::nn::Linear(4, 2));
+  EXPECT_TRUE(at::allclose(jm(x), model(x)));
+  EXPECT_EQ(cache_misses(jm), 2);
+  model->fc1->register_parameter("scale", torch::ones({1}));
+  jm(x);
+  EXPECT_EQ(cache_misses(jm), 3);
+  jm(x);
+  EXPECT_EQ(cache_hits(jm), 2);
+  EXPECT_NE(last_prologue_trace(jm).str().find("prologue.check_module_identities()"),
+            std::string::npos)
+      << last_prologue_trace(jm);
+}
+
 // A torch::autograd::Function's forward runs under no_grad and attaches its
 // backward outside the dispatcher: capture cannot see it, so reading its
 // result is refused (it would silently lose the gradient: x.grad 1, not 3).

@@ -238,6 +238,24 @@ def forward(self, x):
   EXPECT_NE(trace.find("ltorch.cat"), std::string::npos) << trace;
 }
 
+// examine walks the graph with jit's interpreter: the aten ops the script
+// calls (not TorchScript's profiling nodes), each translated.
+TEST(TorchScript, ExamineReportsTheScriptsOps) {
+  auto m = round_trip(script("Examined", R"(
+def forward(self, x):
+    y = torch.tanh(x)
+    for i in range(2):
+        y = y * x
+    return torch.softmax(y, -1)
+)"),
+                      "thunder_script_examined.pt");
+  ExamineReport r = examine(m, torch::randn({2, 3}));
+  EXPECT_TRUE(r.all_supported()) << r;
+  for (const char* op : {"aten::tanh", "aten::mul.Tensor", "aten::softmax.int"})
+    EXPECT_NE(r.str().find(op), std::string::npos) << op << "\n" << r;
+  EXPECT_EQ(r.str().find("prim::"), std::string::npos) << r;
+}
+
 // The demo's char-GPT as a TorchScript module (examples/script_char_gpt.h):
 // three AdamW steps in float64 give the torch::nn model's eager losses and
 // gradients, on every parameter, with one compile.

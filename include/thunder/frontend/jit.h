@@ -29,6 +29,9 @@
 namespace torch::jit {
 struct Graph;
 }
+namespace torch::nn {
+class Module;
+}
 
 namespace thunder {
 
@@ -414,6 +417,12 @@ void add_slot_identities(const Object& object, GuardSignature& sig) {
   }
 }
 
+// The identities of a torch::nn module's registered parameters, buffers and
+// submodules, recursively, read without allocating
+// (torch_module_identities.cpp), so that replace_module or a newly
+// registered tensor compiles a new entry.
+void add_torch_module_identities(const torch::nn::Module& m, GuardSignature& sig);
+
 // A TorchScript method's graph, copied and inlined (calls to submodules'
 // methods replaced by their bodies), once per jit().
 std::shared_ptr<torch::jit::Graph> inlined_graph(const std::shared_ptr<torch::jit::Graph>& g);
@@ -478,7 +487,8 @@ auto jit(M& m, JitOptions options = {}) {
 
 // A torch::nn module (plain libtorch): run through capture; its parameters
 // and buffers are captured inputs read at call time (gradients reach
-// model->parameters()), and every submodule's training flag is guarded.
+// model->parameters()); every submodule's training flag is guarded, and so
+// are the identities of its registered tensors and submodules.
 template <typename H>
 requires detail::TorchModulePtr<std::remove_cvref_t<H>>::value
 auto jit(const H& model, JitOptions options = {}) {
@@ -493,6 +503,9 @@ auto jit(const H& model, JitOptions options = {}) {
     for (const auto& p : m->named_parameters()) out.emplace_back(p.key(), p.value());
     for (const auto& b : m->named_buffers()) out.emplace_back(b.key(), b.value());
     return out;
+  };
+  foreign.add_identities = [m = impl.get()](GuardSignature& sig) {
+    detail::add_torch_module_identities(*m, sig);
   };
   return Jitted<detail::TorchForward<Impl>>(detail::TorchForward<Impl>{std::move(impl)},
                                             std::move(options), std::move(foreign));
@@ -522,6 +535,18 @@ auto jit(const M& module, JitOptions options = {}) {
       module, detail::inlined_graph(module.get_method("forward").graph())};
   return Jitted<detail::TorchScriptForward<M>>(std::move(forward), std::move(options),
                                                std::move(foreign));
+}
+
+// examine of a TorchScript module: its forward graph walked by the same
+// interpreter jit uses.
+template <typename M, typename... A>
+requires detail::TorchScriptModule<std::remove_cvref_t<M>>
+ExamineReport examine(M&& module, A&&... args) {
+  std::vector<at::Tensor> tensors;
+  (detail::collect_tensor_argument(tensors, args), ...);
+  detail::TorchScriptForward<std::remove_cvref_t<M>> forward{
+      module, detail::inlined_graph(module.get_method("forward").graph())};
+  return detail::examine_call([&] { (void)forward(args...); }, tensors);
 }
 
 template <typename F>
