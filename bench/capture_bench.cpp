@@ -55,6 +55,21 @@ void capture_costs() {
     std::printf("captured hit - thunder hit: %+.3f us (target: within 0.5 us)\n",
                 t[2].median - t[1].median);
   }
+  {
+    // A module hit also reads every submodule's training flag and the
+    // identities of its registered tensors and submodules (the guards).
+    at::NoGradGuard no_grad;
+    torch::nn::Sequential mlp(torch::nn::Linear(8, 16), torch::nn::Tanh(),
+                              torch::nn::Linear(16, 8));
+    const at::Tensor x = at::randn({4, 8});
+    auto jm = jit(mlp);
+    const auto t = interleaved_us(
+        {[&] { at::Tensor r = mlp->forward(x); }, [&] { at::Tensor r = jm(x); }}, 20000);
+    std::printf("%-44s %8.3f us [%.3f, %.3f]\n", "Linear-Tanh-Linear torch::nn, eager", t[0].median,
+                t[0].min, t[0].max);
+    std::printf("%-44s %8.3f us [%.3f, %.3f]\n", "Linear-Tanh-Linear torch::nn, jit hit",
+                t[1].median, t[1].min, t[1].max);
+  }
 
   std::printf(
       "\n== First call of the char-GPT (B%lld T%lld C%lld, %lld layers), ms ==\n"

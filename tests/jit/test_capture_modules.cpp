@@ -280,6 +280,37 @@ def forward(self, x):
       << last_prologue_trace(js);
 }
 
+// torch::nn::Sequential's forward is a template that takes any argument; jit
+// still captures it (it used to try it on thunder::Tensor and fail inside
+// AnyModule). Values, and SGD steps equal to eager's.
+TEST(CaptureModules, SequentialIsCapturedAndTrainsLikeEager) {
+  torch::manual_seed(6);
+  torch::nn::Sequential eager(torch::nn::Linear(6, 8), torch::nn::GELU(), torch::nn::Linear(8, 2));
+  torch::nn::Sequential jitted(torch::nn::Linear(6, 8), torch::nn::GELU(), torch::nn::Linear(8, 2));
+  eager->to(torch::kDouble);
+  jitted->to(torch::kDouble);
+  copy_parameters(*eager, *jitted);
+  auto jm = jit(jitted);
+  torch::optim::SGD opt_e(eager->parameters(), 0.1), opt_j(jitted->parameters(), 0.1);
+  for (int step = 0; step < 3; ++step) {
+    at::Tensor x = torch::randn({5, 6}, torch::kDouble);
+    opt_e.zero_grad();
+    opt_j.zero_grad();
+    at::Tensor le = eager->forward(x).pow(2).mean(), lj = jm(x).pow(2).mean();
+    EXPECT_TRUE(at::allclose(lj, le, 1e-12, 1e-12)) << step;
+    le.backward();
+    lj.backward();
+    opt_e.step();
+    opt_j.step();
+  }
+  auto pe = eager->parameters(), pj = jitted->parameters();
+  for (size_t i = 0; i < pe.size(); ++i)
+    EXPECT_TRUE(at::allclose(pj[i], pe[i], 1e-12, 1e-12)) << "parameter " << i;
+  EXPECT_EQ(cache_misses(jm), 1);
+  EXPECT_NE(last_traces(jm).front().str().find("t_0_weight"), std::string::npos)
+      << last_traces(jm).front();
+}
+
 // A torch::nn module's registered tensors and submodules are guarded by
 // identity (read without allocating): replace_module, or a parameter
 // registered after jit, compiles a new entry that reads the new tensors; an

@@ -451,13 +451,18 @@ struct TorchScriptForward {
   }
 };
 
-// Calls the module's forward with exactly the arguments it takes (so a
-// call with thunder::Tensor is not one it accepts: capture is chosen).
+// Calls the module's forward with exactly the arguments it takes, never
+// with thunder::Tensor (so capture is chosen, also for modules whose forward
+// takes anything, as torch::nn::Sequential's does).
+template <typename A>
+inline constexpr bool is_thunder_tensor_v =
+    std::same_as<std::remove_cvref_t<A>, Tensor> || std::same_as<std::remove_cvref_t<A>, TensorList>;
 template <typename Impl>
 struct TorchForward {
   std::shared_ptr<Impl> module;
   template <typename... A>
-  requires requires(Impl& m, A&&... a) { m.forward(std::forward<A>(a)...); }
+  requires(!is_thunder_tensor_v<A> && ...) &&
+          requires(Impl& m, A&&... a) { m.forward(std::forward<A>(a)...); }
   auto operator()(A&&... a) const { return module->forward(std::forward<A>(a)...); }
 };
 }  // namespace detail
