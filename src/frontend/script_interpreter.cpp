@@ -142,6 +142,8 @@ class Interpreter {
            where(n));
     }
     if (kind == c10::prim::Uninitialized) return define(n->output(), c10::IValue::uninitialized());
+    // `if self.bias is not None:` refines Optional[Tensor] to Tensor.
+    if (kind == c10::prim::unchecked_cast) return define(n->output(), get(n->input(0)));
     if (run_container_node(n) || run_metadata_node(n)) return;
     if (reads_tensor_data(n))
       fail(

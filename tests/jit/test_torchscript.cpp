@@ -129,6 +129,37 @@ def forward(self, x):
       << last_prologue_trace(js);
 }
 
+// An Optional[Tensor] attribute tested with `is not None` (TorchScript
+// refines it with prim::unchecked_cast): None and a tensor are separate
+// entries, each with its own branch traced.
+TEST(TorchScript, OptionalTensorAttributeTakesItsBranch) {
+  torch::jit::Module m("MaybeBias");
+  m.register_attribute("training", c10::BoolType::get(), true);
+  m.register_attribute("bias", c10::OptionalType::create(c10::TensorType::get()), c10::IValue());
+  m.define(R"(
+def forward(self, x):
+    bias = self.bias
+    if bias is not None:
+        return torch.relu(x + bias)
+    return torch.relu(x)
+)");
+  auto js = jit(m);
+  at::Tensor x = torch::randn({2, 3});
+  EXPECT_TRUE(at::allclose(js(x), torch::relu(x)));
+  at::Tensor b = torch::full({3}, 0.5);
+  m.setattr("bias", b);
+  EXPECT_TRUE(at::allclose(js(x), torch::relu(x + b)));
+  EXPECT_EQ(cache_misses(js), 2);
+  js(x);
+  EXPECT_EQ(cache_hits(js), 1);
+  {
+    at::NoGradGuard no_grad;
+    b.fill_(-1.0);  // the same tensor, updated: read at call time
+  }
+  EXPECT_TRUE(at::allclose(js(x), torch::relu(x + b)));
+  EXPECT_EQ(cache_misses(js), 2);
+}
+
 // `if x.sum() > 0` depends on the data: refused where TorchScript converts
 // the tensor to a bool, naming that node and the script line; the callable
 // stays usable for a module whose branch does not depend on data.
