@@ -60,7 +60,7 @@ test-tsan: deps
 # AddressSanitizer (leak checking on) and UndefinedBehaviorSanitizer (less its
 # vptr check, see CMakeLists.txt) over the
 # C++ suite, in its own build folder; .ci/run runs it after make test. -O1
-# keeps the build short; generated kernels are not instrumented (their code
+# (-O0 for the test code, tests/CMakeLists.txt) keeps the build short; generated kernels are not instrumented (their code
 # is checked against eager by the suite) and come from make test's kernel
 # cache. allocator_may_return_null: an impossible allocation (the fault-
 # injection tests make one) returns null and our allocator throws, as
