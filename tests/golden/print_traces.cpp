@@ -132,6 +132,18 @@ int main(int argc, char** argv) {
     for (const auto& t : thunder::last_traces(jfn)) std::cout << t << "\n";
     return 0;
   }
+  if (std::strcmp(argv[1], "captured") == 0) {
+    // Plain libtorch code captured at the dispatcher: addmm(b, x, w.t()), as
+    // the C++ frontend's Linear emits it, reads back as one ltorch.linear.
+    auto fn = [](const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) {
+      return at::gelu(at::addmm(b, x, w.t()), "tanh");
+    };
+    auto jfn = thunder::jit(fn, {.executors = {"aten"}, .arg_names = {"x", "w", "b"}});
+    jfn(at::randn({4, 8}), at::randn({16, 8}), at::randn({16}));
+    check_round_trip(jfn);
+    std::cout << thunder::last_traces(jfn).front() << "\n" << thunder::last_traces(jfn).back();
+    return 0;
+  }
   if (std::strcmp(argv[1], "aliased") == 0) {
     // The same buffer passed twice: the write stays in place behind a barrier.
     auto fn = [](Tensor a, Tensor b) {
