@@ -168,6 +168,10 @@ class Interpreter {
   // instructions of its own (no registered operator to call).
   bool run_container_node(const Node* n) {
     const auto kind = n->kind();
+    if (kind != c10::prim::ListConstruct && kind != c10::prim::ListUnpack &&
+        kind != c10::prim::TupleUnpack && kind != c10::prim::TupleConstruct &&
+        kind != c10::prim::DictConstruct)
+      return false;
     std::vector<c10::IValue> in;
     for (const auto* v : n->inputs()) in.push_back(get(v));
     if (kind == c10::prim::ListConstruct) {
@@ -187,13 +191,11 @@ class Interpreter {
       define(n->output(), type && type->schema()
                               ? c10::ivalue::Tuple::createNamed(std::move(in), type)
                               : c10::ivalue::Tuple::create(std::move(in)));
-    } else if (kind == c10::prim::DictConstruct) {
+    } else {  // prim::DictConstruct
       const auto& type = n->output()->type()->expectRef<c10::DictType>();
       c10::impl::GenericDict dict(type.getKeyType(), type.getValueType());
       for (size_t i = 0; i + 1 < in.size(); i += 2) dict.insert_or_assign(in[i], in[i + 1]);
       define(n->output(), std::move(dict));
-    } else {
-      return false;
     }
     return true;
   }
