@@ -271,6 +271,12 @@ class JitState {
     std::vector<at::Tensor> saved(std::make_move_iterator(outs.begin() + e.num_outputs),
                                   std::make_move_iterator(outs.end()));
     outs.resize(e.num_outputs);
+    // A saved value that is a written input (or a view of one: rematerialized
+    // `h + 1` recomputes from `h`) must keep the value the forward read:
+    // write_back is about to overwrite the caller's tensor.
+    for (const Program::Input& dst : e.written_inputs)
+      for (at::Tensor& t : saved)
+        if (t.defined() && t.is_alias_of(input_tensor(e, s, dst))) t = t.clone();
     std::vector<at::Tensor> grad_inputs;
     grad_inputs.reserve(e.grad_input_sources.size());
     for (const Program::Input& src : e.grad_input_sources)

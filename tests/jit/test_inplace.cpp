@@ -415,6 +415,29 @@ TEST(InPlace, GradientsThroughInPlaceOnIntermediates) {
   expect_same(w.grad(), w_eager.grad(), "w.grad");
 }
 
+// The caller's tensor holds its new value once the call returns: the backward
+// must read what the forward read (rematerialization recomputes h + 1 from h,
+// which the runtime then saves as a copy).
+TEST(InPlace, GradientThroughAnArgumentWrittenInPlace) {
+  auto fn = [](Tensor h, Tensor w) {
+    h.add_(1.0);
+    return F::linear(h, w).sum();
+  };
+  at::Tensor hidden = at::randn({6, 4}, at::kDouble);
+  at::Tensor w = at::randn({3, 4}, at::kDouble).requires_grad_();
+  at::Tensor h_eager = hidden.clone(), w_eager = w.detach().clone().requires_grad_();
+  fn(Tensor(h_eager), Tensor(w_eager)).aten().backward();
+  auto jfn = jit(fn);
+  for (int call = 0; call < 2; ++call) {
+    at::Tensor h = hidden.clone();
+    w.mutable_grad() = at::Tensor();
+    jfn(h, w).aten().backward();
+    expect_same(h, h_eager, "h after add_, call " + std::to_string(call));
+    expect_same(w.grad(), w_eager.grad(), "w.grad, call " + std::to_string(call));
+  }
+  EXPECT_EQ(cache_hits(jfn), 1);
+}
+
 // ---- optimizer-style updates ----
 
 TEST(InPlace, SgdStepUnderNoGrad) {
