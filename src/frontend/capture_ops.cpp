@@ -210,6 +210,13 @@ const std::unordered_map<std::string, Translation>& table() {
        [](C c) { return ltorch::mean(with_dtype(c, 3), c.int_list(1), c.bool_arg(2)); }},
       {"aten::amax", [](C c) { return ltorch::amax(c.tensor(0), c.int_list(1), c.bool_arg(2)); }},
       {"aten::amin", [](C c) { return ltorch::amin(c.tensor(0), c.int_list(1), c.bool_arg(2)); }},
+      // (values, indices): a router's top-1 choice
+      {"aten::max.dim", [](C c) { return ltorch::max(c.tensor(0), c.int_arg(1), c.bool_arg(2)); }},
+      {"aten::argmax",
+       [](C c) {
+         return ltorch::argmax(c.tensor(0), c.is_none(1) ? Value() : Value(c.int_arg(1)),
+                               c.bool_arg(2));
+       }},
       // ---- shape ----
       {"aten::view", [](C c) { return ltorch::view(c.tensor(0), c.int_list(1)); }},
       {"aten::reshape", [](C c) { return ltorch::reshape(c.tensor(0), c.int_list(1)); }},
@@ -269,6 +276,18 @@ const std::unordered_map<std::string, Translation>& table() {
        }},
       {"aten::batch_norm", batch_norm},
       {"aten::embedding", embedding},
+      // ---- indexing ----
+      {"aten::gather",
+       [](C c) {
+         if (c.bool_arg(3)) c.fail("sparse_grad=True is not supported");
+         return ltorch::gather(c.tensor(0), c.int_arg(1), c.tensor(2));
+       }},
+      {"aten::scatter_add",
+       [](C c) { return ltorch::scatter_add(c.tensor(0), c.int_arg(1), c.tensor(2), c.tensor(3)); }},
+      {"aten::scatter.src",
+       [](C c) { return ltorch::scatter(c.tensor(0), c.int_arg(1), c.tensor(2), c.tensor(3)); }},
+      {"aten::index_select",
+       [](C c) { return ltorch::index_select(c.tensor(0), c.int_arg(1), c.tensor(2)); }},
       {"aten::cross_entropy_loss", cross_entropy},
       {"aten::dropout",
        [](C c) { return ltorch::dropout(c.tensor(0), c.double_arg(1), c.bool_arg(2)); }},

@@ -33,6 +33,12 @@ const at::Tensor& index_constant() {
   return idx;
 }
 
+// Column indices for the [4, 2] sources scattered into [4, 6] (a captured input).
+const at::Tensor& scatter_index() {
+  static const at::Tensor idx = at::tensor({0, 5, 2, 3, 1, 0, 4, 5}, at::kLong).view({4, 2});
+  return idx;
+}
+
 // One captured-op sample: plain libtorch code over 1-3 tensors.
 struct CapturedOp {
   std::string name;  // the aten op(s) it exercises
@@ -158,6 +164,28 @@ std::vector<CapturedOp> captured_ops() {
        {R({3, 3})},
        [](const V& a) { return a[0].masked_fill(a[0] > 0.2, -2.0); }},
       {"embedding", {R({10, 4})}, [](const V& a) { return at::embedding(a[0], index_constant()); }},
+      {"max.dim values", {R({4, 6})}, [](const V& a) { return std::get<0>(a[0].max(1, true)); }},
+      {"max.dim indices + argmax",
+       {R({4, 6})},
+       [](const V& a) { return std::get<1>(a[0].max(-1, true)) + a[0].argmax(1, true); },
+       false},
+      {"gather + max.dim",
+       {R({4, 6})},
+       [](const V& a) { return a[0].gather(1, std::get<1>(a[0].max(1, true))); }},
+      {"scatter_add",
+       {R({4, 6}), R({4, 2})},
+       [](const V& a) { return a[0].scatter_add(1, scatter_index(), a[1]); }},
+      {"scatter_add_ into zeros_like",
+       {R({4, 6}), R({4, 2})},
+       [](const V& a) {
+         return at::zeros_like(a[0]).scatter_add_(1, scatter_index(), a[1]) * a[0];
+       }},
+      {"scatter.src",
+       {R({4, 6}), R({4, 2})},
+       [](const V& a) { return a[0].scatter(1, scatter_index(), a[1]); }},
+      {"index_select",
+       {R({10, 4})},
+       [](const V& a) { return a[0].index_select(0, index_constant()); }},
       {"cross_entropy_loss",
        {R({4, 6})},
        [](const V& a) { return at::cross_entropy_loss(a[0], index_constant()); }},

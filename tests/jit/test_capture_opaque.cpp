@@ -129,15 +129,15 @@ TEST(CaptureOpaque, AGradientThroughAnUntranslatedOpIsAnErrorNamingIt) {
   EXPECT_TRUE(at::allclose(jf(x), at::erfinv(x * 0.5).sum(), 1e-12, 1e-12));
 }
 
-// Integer results carry no gradient, as eagerly: argmax of a tensor that
+// Integer results carry no gradient, as eagerly: argmin of a tensor that
 // requires grad is fine with grad mode on.
 TEST(CaptureOpaque, IntegerResultsNeedNoGradient) {
-  auto fn = [](const at::Tensor& x) { return at::argmax(x * 2, 0, true) + 1; };
+  auto fn = [](const at::Tensor& x) { return at::argmin(x * 2, 0, true) + 1; };
   auto jf = jit(fn);
   at::Tensor x = at::randn({6}, at::kDouble).requires_grad_();
   EXPECT_TRUE(at::equal(jf(x), fn(x)));
   const std::string first = last_traces(jf).front().str();
-  EXPECT_TRUE(contains(first, "aten.call('aten::argmax', [[dtypes.int64, (1,)]], ")) << first;
+  EXPECT_TRUE(contains(first, "aten.call('aten::argmin', [[dtypes.int64, (1,)]], ")) << first;
 }
 
 TEST(CaptureOpaque, InPlaceOnAFreshTensorRunsItsFunctionalForm) {
