@@ -9,6 +9,7 @@
 // the compiled backward, so loss.backward() and torch.optim work as usual.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <thunder/frontend/captured_function.h>
 #include <thunder/thunder.h>
 #include <torch/csrc/DynamicTypes.h>
 #include <torch/csrc/autograd/python_variable.h>
@@ -69,7 +70,16 @@ struct SplitArgs {
   int64_t kinds = 0;
 };
 
-SplitArgs split_args(const py::args& args) {
+// With jit(..., runtime_numbers=True) an int or float argument reaches the
+// function as a 0-dim int64 or float64 tensor: a runtime input of the trace
+// (a new value reuses the entry), promoting like a Python number in tensor
+// arithmetic (a 0-dim tensor does not widen a dimensioned tensor's dtype).
+bool is_runtime_number(py::handle h, bool runtime_numbers) {
+  return runtime_numbers && !PyBool_Check(h.ptr()) &&
+         (PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr()));
+}
+
+SplitArgs split_args(const py::args& args, bool runtime_numbers = false) {
   SplitArgs out;
   size_t n_numbers = 0;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -77,6 +87,10 @@ SplitArgs split_args(const py::args& args) {
     int64_t kind = kTensorArg;
     if (THPVariable_Check(h.ptr())) {
       out.tensors.push_back(THPVariable_Unpack(h.ptr()));
+    } else if (is_runtime_number(h, runtime_numbers)) {
+      out.tensors.push_back(PyLong_Check(h.ptr())
+                                ? at::scalar_tensor(h.cast<int64_t>(), at::kLong)
+                                : at::scalar_tensor(h.cast<double>(), at::kDouble));
     } else if (PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr())) {
       if (n_numbers == kMaxNumbers)
         thunder::fail("thunder_cpp.jit: argument {} is a number beyond the first {}", i,
@@ -125,25 +139,116 @@ py::tuple join_args(const std::vector<at::Tensor>& tensors, int64_t kinds,
   return in;
 }
 
-// A custom torch.autograd.Function runs its forward under no_grad, so capture
-// would record its ops as constants and its backward would be lost (a silently
-// wrong gradient). Until such functions are traced, Function.apply is replaced
-// while the Python function runs under capture, and a call is refused with the
-// class's name. (Needs the GIL, which the caller holds.)
-class RefuseCustomFunctions {
+// The ctx a custom torch.autograd.Function's forward and backward get under
+// capture: what torch's own ctx offers (save_for_backward, saved_tensors,
+// needs_input_grad, mark_non_differentiable, set_materialize_grads, and any
+// attribute the forward sets).
+struct FunctionCtx {
+  std::vector<py::object> saved;
+  std::vector<at::Tensor> non_differentiable;
+  py::tuple needs_input_grad{0};
+  bool materialize_grads = true;
+};
+
+std::vector<at::Tensor> tensors_of(py::handle r, const std::string& what) {
+  std::vector<at::Tensor> out;
+  auto add = [&](py::handle h) {
+    if (!THPVariable_Check(h.ptr()))
+      thunder::fail(
+          "{} a {}; under thunder_cpp.jit it returns tensors (a tensor or a tuple of them)", what,
+          type_name(h));
+    out.push_back(THPVariable_Unpack(h.ptr()));
+  };
+  if (py::isinstance<py::tuple>(r))
+    for (py::handle h : r) add(h);
+  else
+    add(r);
+  return out;
+}
+
+// A stand-in for each tensor in v (one level of tuple or list too), else v.
+py::object with_stand_ins(thunder::detail::CapturedFunction& call, py::handle v, bool saved) {
+  if (THPVariable_Check(v.ptr())) return wrap(call.stand_in(THPVariable_Unpack(v.ptr()), saved));
+  if (!py::isinstance<py::tuple>(v) && !py::isinstance<py::list>(v))
+    return py::reinterpret_borrow<py::object>(v);
+  py::list l;
+  for (py::handle x : v)
+    l.append(THPVariable_Check(x.ptr()) ? wrap(call.stand_in(THPVariable_Unpack(x.ptr()), saved))
+                                        : py::reinterpret_borrow<py::object>(x));
+  return py::isinstance<py::tuple>(v) ? py::object(py::tuple(l)) : py::object(l);
+}
+
+// Function.apply under capture (captured_function.h): the forward and then the
+// backward run once, recorded as the bodies of `Name` and `Name_backward`.
+py::object traced_apply(py::handle cls, const py::args& args) {
+  if (!thunder::detail::capturing()) {  // another thread, outside any jitted call
+    py::object base = py::module_::import("torch._C").attr("_FunctionBase");
+    return base.attr("__dict__")["apply"].attr("__get__")(py::none(), cls)(*args);
+  }
+  const std::string name = py::str(cls.attr("__name__"));
+  const std::string who = "custom torch.autograd.Function '" + name + "'";
+  std::vector<at::Tensor> inputs;
+  std::vector<int> tensor_index(args.size(), -1);
+  for (size_t i = 0; i < args.size(); ++i)
+    if (THPVariable_Check(args[i].ptr())) {
+      tensor_index[i] = static_cast<int>(inputs.size());
+      inputs.push_back(THPVariable_Unpack(args[i].ptr()));
+    }
+  thunder::detail::CapturedFunction call(name, inputs);
+  py::object ctx_object = py::cast(FunctionCtx());
+  FunctionCtx& ctx = ctx_object.cast<FunctionCtx&>();
+  py::tuple needs(args.size());
+  for (size_t i = 0; i < args.size(); ++i)
+    needs[i] = py::bool_(tensor_index[i] >= 0 && call.input_requires_grad(tensor_index[i]));
+  ctx.needs_input_grad = needs;
+
+  at::AutoGradMode no_grad(false);  // as torch runs both
+  call.begin_forward();
+  py::object result = cls.attr("forward")(ctx_object, *args);
+  const std::vector<at::Tensor> outputs = tensors_of(result, who + ": forward returned");
+  call.end_forward(outputs, ctx.non_differentiable);
+
+  for (py::object& t : ctx.saved) t = with_stand_ins(call, t, true);
+  py::dict attributes = ctx_object.attr("__dict__");
+  for (auto [key, value] : attributes) attributes[key] = with_stand_ins(call, value, false);
+  py::tuple cotangents(outputs.size());
+  const std::vector<at::Tensor> ones = call.begin_backward();
+  for (size_t j = 0; j < ones.size(); ++j) cotangents[j] = wrap(ones[j]);
+  py::object grads = cls.attr("backward")(ctx_object, *cotangents);
+  py::tuple g = py::isinstance<py::tuple>(grads) ? py::tuple(grads) : py::make_tuple(grads);
+  size_t n = g.size();
+  while (n > args.size() && g[n - 1].is_none()) --n;  // extra trailing Nones are fine, as in torch
+  if (n != args.size())
+    thunder::fail("{}: backward returned {} gradients, expected {} (one per forward argument)", who,
+                  g.size(), args.size());
+  std::vector<at::Tensor> per_tensor(inputs.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (g[i].is_none()) continue;
+    if (tensor_index[i] < 0)
+      thunder::fail("{}: backward returned a gradient for argument {}, which is a {}, not a tensor",
+                    who, i, type_name(args[i]));
+    if (!THPVariable_Check(g[i].ptr()))
+      thunder::fail("{}: backward returned a {} for argument {}; expected a tensor or None", who,
+                    type_name(g[i]), i);
+    per_tensor[tensor_index[i]] = THPVariable_Unpack(g[i].ptr());
+  }
+  call.end_backward(per_tensor);
+  call.finish();
+  return result;
+}
+
+// While the Python function runs under capture, Function.apply is traced_apply.
+// (Needs the GIL, which the caller holds.)
+class TraceCustomFunctions {
  public:
-  RefuseCustomFunctions() : function_(py::module_::import("torch.autograd").attr("Function")) {
+  TraceCustomFunctions() : function_(py::module_::import("torch.autograd").attr("Function")) {
     py::dict own = function_.attr("__dict__");
     if (own.contains("apply")) saved_ = own["apply"];
-    py::cpp_function refuse([](py::handle cls, const py::args&) -> py::object {
-      thunder::fail(
-          "thunder_cpp.jit: custom torch.autograd.Function '{}' is not traced yet (capture "
-          "would lose its backward); call it outside the jitted function",
-          std::string(py::str(cls.attr("__name__"))));
-    });
-    py::setattr(function_, "apply", py::module_::import("builtins").attr("classmethod")(refuse));
+    py::setattr(
+        function_, "apply",
+        py::module_::import("builtins").attr("classmethod")(py::cpp_function(traced_apply)));
   }
-  ~RefuseCustomFunctions() {
+  ~TraceCustomFunctions() {
     if (saved_)
       py::setattr(function_, "apply", saved_);
     else
@@ -162,7 +267,7 @@ std::vector<at::Tensor> call_python(PyFunction& f, const std::vector<at::Tensor>
   thunder::detail::take_capture_error();
   py::object r;
   try {
-    RefuseCustomFunctions no_custom_functions;
+    TraceCustomFunctions custom_functions;
     r = f.fn(*in);
   } catch (py::error_already_set&) {
     // torch's bindings turned capture's thunder::Error into a RuntimeError.
@@ -305,15 +410,17 @@ std::unique_ptr<ArityJit> make_for_arity(size_t n, PyFunction* f, thunder::JitOp
 
 class JitFunction {
  public:
-  JitFunction(py::object fn, thunder::JitOptions options)
-      : f_(std::make_unique<PyFunction>()), options_(std::move(options)) {
+  JitFunction(py::object fn, thunder::JitOptions options, bool runtime_numbers)
+      : f_(std::make_unique<PyFunction>()),
+        options_(std::move(options)),
+        runtime_numbers_(runtime_numbers) {
     f_->fn = std::move(fn);
     f_->is_module = py::isinstance(f_->fn, py::module_::import("torch.nn").attr("Module"));
     if (f_->is_module) f_->read_tree();
   }
 
   py::object call(const py::args& args) {
-    SplitArgs in = split_args(args);
+    SplitArgs in = split_args(args, runtime_numbers_);
     const size_t n = in.tensors.size();
     if (n < 1 || n > kMaxArgs)
       thunder::fail("thunder_cpp.jit: called with {} tensors; it takes 1 to {}", n, kMaxArgs);
@@ -323,7 +430,7 @@ class JitFunction {
       thunder::JitOptions o = options_;
       std::vector<std::string> names;
       for (size_t i = 0; i < args.size(); ++i)
-        if (THPVariable_Check(args[i].ptr()))
+        if (THPVariable_Check(args[i].ptr()) || is_runtime_number(args[i], runtime_numbers_))
           names.push_back(i < o.arg_names.size() && !o.arg_names[i].empty()
                               ? o.arg_names[i]
                               : "x" + std::to_string(i));
@@ -367,6 +474,7 @@ class JitFunction {
  private:
   std::unique_ptr<PyFunction> f_;  // outlives the callables that point to it
   thunder::JitOptions options_;
+  bool runtime_numbers_ = false;
   std::array<std::unique_ptr<ArityJit>, kMaxArgs + 1> by_arity_;
   ArityJit* last_ = nullptr;
 };
@@ -415,7 +523,7 @@ thunder::JitOptions options_from(const py::kwargs& kw) {
       thunder::fail(
           "thunder_cpp.jit: unknown option '{}' (executors, fusion_type, rematerialize, "
           "disable_replace_uniform, skip_inplace_functionalization, strict_saved_for_backward, "
-          "cache, arg_names, max_cache_entries)",
+          "cache, arg_names, max_cache_entries, runtime_numbers)",
           k);
   }
   thunder::validate(o);
@@ -437,6 +545,33 @@ PYBIND11_MODULE(thunder_cpp, m) {
       .def_property_readonly(
           "stage", [](const thunder::Trace& t) { return std::string(thunder::stage_name(t)); });
 
+  py::class_<FunctionCtx>(m, "FunctionCtx", py::dynamic_attr(),
+                          "The ctx of a custom torch.autograd.Function traced by jit.")
+      .def("save_for_backward",
+           [](FunctionCtx& c, const py::args& a) {
+             c.saved.clear();
+             for (py::handle h : a) c.saved.push_back(py::reinterpret_borrow<py::object>(h));
+           })
+      .def_property_readonly("saved_tensors",
+                             [](const FunctionCtx& c) {
+                               py::tuple t(c.saved.size());
+                               for (size_t i = 0; i < c.saved.size(); ++i) t[i] = c.saved[i];
+                               return t;
+                             })
+      .def("mark_non_differentiable",
+           [](FunctionCtx& c, const py::args& a) {
+             for (const at::Tensor& t : tensors_of(a, "mark_non_differentiable: got"))
+               c.non_differentiable.push_back(t);
+           })
+      .def("mark_dirty",
+           [](FunctionCtx&, const py::args&) {
+             thunder::fail(
+                 "custom torch.autograd.Function: mark_dirty (a forward that writes its "
+                 "arguments in place) is not traced by thunder_cpp.jit; return a new tensor");
+           })
+      .def("set_materialize_grads", [](FunctionCtx& c, bool v) { c.materialize_grads = v; })
+      .def_readonly("needs_input_grad", &FunctionCtx::needs_input_grad);
+
   py::class_<JitFunction>(m, "JitFunction", "A compiled function or module.")
       .def("__call__", &JitFunction::call)
       .def("__getattr__", &JitFunction::getattr);
@@ -447,13 +582,22 @@ PYBIND11_MODULE(thunder_cpp, m) {
         if (!PyCallable_Check(fn.ptr()))
           thunder::fail("thunder_cpp.jit: expected a function or torch.nn.Module, got a {}",
                         type_name(fn));
-        thunder::JitOptions o = options_from(kw);
+        py::kwargs options;
+        bool runtime_numbers = false;
+        for (auto [key, value] : kw) {
+          if (py::str(key).cast<std::string>() == "runtime_numbers")
+            runtime_numbers = value.cast<bool>();
+          else
+            options[key] = value;
+        }
+        thunder::JitOptions o = options_from(options);
         if (o.arg_names.empty()) o.arg_names = parameter_names(fn);
-        return JitFunction(std::move(fn), std::move(o));
+        return JitFunction(std::move(fn), std::move(o), runtime_numbers);
       },
       py::arg("fn"),
       "Compiles fn (a function over torch.Tensors, or a torch.nn.Module); keyword options "
-      "are JitOptions fields.");
+      "are JitOptions fields, and runtime_numbers=True (int and float arguments reach fn as "
+      "0-dim tensors: runtime inputs instead of values guarded one by one).");
 
   m.def("last_traces",
         [](const JitFunction& j) { return thunder::detail::last_traces(j.state()); });

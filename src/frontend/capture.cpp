@@ -25,6 +25,7 @@
 #include "thunder/core/error.h"
 #include "thunder/core/tracing.h"
 #include "thunder/executors/kernel.h"
+#include "thunder/frontend/captured_function.h"
 #include "thunder/prims/prims.h"
 #include "value_guards.h"
 
@@ -201,6 +202,14 @@ class CaptureSession {
     auto it = entries_.find(t.unsafeGetTensorImpl());
     if (it == entries_.end()) return std::nullopt;
     return it->second.matmul_transposed;
+  }
+
+  void bind_stand_in(const at::Tensor& t, Value v) {
+    Entry& e = entry(t);
+    e.value = std::move(v);
+    e.produced = true;
+    e.aliased = false;
+    e.untranslated_by.clear();
   }
 
   void on_op(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack);
@@ -608,6 +617,18 @@ void on_captured_op(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
                     torch::jit::Stack* stack) {
   if (CaptureSession* s = tls_session) return s->on_op(op, ks, stack);
   op.redispatchBoxed(ks, stack);
+}
+
+bool capturing() { return tls_session != nullptr; }
+
+Value captured_value(const at::Tensor& t, const std::string& op) {
+  THUNDER_CHECK(tls_session != nullptr, "{}: called outside of a capture run", op);
+  return tls_session->value_of(t, op);
+}
+
+void bind_stand_in(const at::Tensor& t, Value v) {
+  THUNDER_INTERNAL_CHECK(tls_session != nullptr, "bind_stand_in outside of a capture run");
+  tls_session->bind_stand_in(t, std::move(v));
 }
 
 // ---- AtenCall ----

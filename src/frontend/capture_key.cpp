@@ -56,4 +56,7 @@ std::exception_ptr take_capture_error() { return std::exchange(capture_error(), 
 CaptureKeyOn::CaptureKeyOn() : guard_((register_fallback(), kCaptureKey)) {}
 CaptureKeyOn::~CaptureKeyOn() = default;
 
+CaptureKeyOff::CaptureKeyOff() : guard_(kCaptureKey) {}
+CaptureKeyOff::~CaptureKeyOff() = default;
+
 }  // namespace thunder::detail

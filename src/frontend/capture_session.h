@@ -34,6 +34,27 @@ class CaptureKeyOn {
   c10::impl::IncludeDispatchKeyGuard guard_;
 };
 
+// Switches capture off for this thread inside a captured run: tensors made
+// for the trace's bookkeeping (custom functions' stand-ins) are not ops of it.
+class CaptureKeyOff {
+ public:
+  CaptureKeyOff();
+  ~CaptureKeyOff();
+  CaptureKeyOff(const CaptureKeyOff&) = delete;
+  CaptureKeyOff& operator=(const CaptureKeyOff&) = delete;
+
+ private:
+  c10::impl::ExcludeDispatchKeyGuard guard_;
+};
+
+// The trace value of a tensor this thread's capture run met (an unknown one
+// becomes a captured input). Throws thunder::Error outside a capture run.
+Value captured_value(const at::Tensor& t, const std::string& op);
+// Makes t, a tensor made outside the dispatcher for this run (a stand-in),
+// stand for v as a fresh value: in-place ops on it are translated as
+// functional ops, never as writes into v.
+void bind_stand_in(const at::Tensor& t, Value v);
+
 // Called by the fallback with the capture key excluded: runs the op (ks is the
 // rest of its key set) and records it in this thread's session, if any.
 void on_captured_op(const c10::OperatorHandle& op, c10::DispatchKeySet ks,

@@ -4,10 +4,14 @@
 #include "grad_rule_registry.h"
 
 #include <algorithm>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "thunder/core/error.h"
 #include "thunder/lang/ltorch.h"
+#include "thunder/transforms/trace_symbol.h"
 
 namespace thunder {
 
@@ -51,7 +55,45 @@ void remove_layer(int index, uint64_t layer) {
   bump_registry_version();
 }
 
+// The rules of trace symbols (trace_symbol.h), removed with their symbol.
+class TraceSymbolRules {
+ public:
+  void add(const Symbol* s, GradRule rule) {
+    std::lock_guard<std::mutex> lock(mu_);
+    rules_[s] = std::make_unique<GradRuleEntry>(GradRuleEntry{std::move(rule), false});
+  }
+  void remove(const Symbol* s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    rules_.erase(s);
+  }
+  // Stable while the symbol lives (the caller holds a trace that keeps it).
+  const GradRuleEntry* find(const Symbol* s) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = rules_.find(s);
+    return it == rules_.end() ? nullptr : it->second.get();
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_map<const Symbol*, std::unique_ptr<GradRuleEntry>> rules_;
+};
+
+TraceSymbolRules& trace_symbol_rules() {
+  static auto* t = new TraceSymbolRules;  // outlives symbols freed at exit
+  return *t;
+}
+
 }  // namespace
+
+std::shared_ptr<const Symbol> make_trace_symbol(Symbol s, GradRule rule) {
+  s.index = -1;
+  std::shared_ptr<const Symbol> sym(new Symbol(std::move(s)), [](const Symbol* p) {
+    trace_symbol_rules().remove(p);
+    delete p;
+  });
+  trace_symbol_rules().add(sym.get(), std::move(rule));
+  return sym;
+}
 
 void ensure_builtin_rules() {
   static const bool done = [] {
@@ -87,8 +129,9 @@ void register_grad_rule_of_new_symbol(std::string_view id, GradRule rule) {
 
 const GradRuleEntry* find_grad_rule_entry(const Symbol& sym) {
   ensure_builtin_rules();
+  if (sym.index < 0) return trace_symbol_rules().find(&sym);
   const auto& t = rule_table();
-  if (sym.index < 0 || static_cast<size_t>(sym.index) >= t.size()) return nullptr;
+  if (static_cast<size_t>(sym.index) >= t.size()) return nullptr;
   const GradRuleEntry& e = t[sym.index].current();
   return e.fn ? &e : nullptr;
 }

@@ -120,6 +120,28 @@ def test_in_place_updates_of_arguments_are_visible_afterwards():
     assert thunder_cpp.cache_misses(jfn) == 1
 
 
+def test_a_gradient_through_an_argument_written_in_place_reads_the_written_value():
+    # After the call the caller's h holds h + 1; the backward must use what
+    # the forward read, not h again (rematerialization recomputes h + 1 from h).
+    def f(h, w):
+        h.add_(1.0)
+        return torch.nn.functional.linear(h, w)
+
+    torch.manual_seed(0)
+    hidden = torch.randn(6, 4, dtype=torch.float64)
+    (w,) = leaves((3, 4))
+    ew = w.detach().clone().requires_grad_()
+    eh = hidden.clone()
+    f(eh, ew).square().sum().backward()
+    jfn = thunder_cpp.jit(f)
+    for _ in range(2):
+        h = hidden.clone()
+        w.grad = None
+        jfn(h, w).square().sum().backward()
+        assert torch.equal(h, eh)
+        assert_close(w.grad, ew.grad)
+
+
 def test_a_write_that_needs_a_gradient_into_an_argument_is_refused():
     x, w = torch.randn(3), torch.randn(3, requires_grad=True)
     before = x.clone()
@@ -387,25 +409,27 @@ def test_python_numbers_are_guarded_by_value_and_keep_their_type():
     assert thunder_cpp.cache_misses(jfn2) == 2
 
 
-class Double(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        return x * 2
+def test_runtime_numbers_are_inputs_not_guarded_values():
+    # A step size changing every call (a learning-rate schedule) must not
+    # compile an entry per value.
+    def step(w, g, lr, n):
+        return w - g * lr * n
 
-    @staticmethod
-    def backward(ctx, g):
-        return g * 2
-
-
-def test_custom_autograd_function_is_refused_not_silently_wrong():
-    # Its forward runs under no_grad: captured as is, its gradient would be lost.
-    jfn = thunder_cpp.jit(lambda x: Double.apply(x) + x)
-    x = torch.randn(3, requires_grad=True)
-    with pytest.raises(thunder_cpp.Error, match="custom torch.autograd.Function 'Double'"):
-        jfn(x)
-    # Function.apply is itself again outside the jitted call.
-    Double.apply(x).sum().backward()
-    assert torch.equal(x.grad, torch.full((3,), 2.0))
+    jfn = thunder_cpp.jit(step, runtime_numbers=True)
+    w = torch.randn(4, 3)
+    g = torch.randn(4, 3)
+    for i, lr in enumerate([0.1, 0.05, 0.025]):
+        out = jfn(w, g, lr, i + 1)
+        assert out.dtype == torch.float32  # promotes like the Python numbers
+        assert_close(out, step(w, g, lr, i + 1), 1e-6)
+    assert thunder_cpp.cache_misses(jfn) == 1 and thunder_cpp.cache_hits(jfn) == 2
+    first = str(thunder_cpp.last_traces(jfn)[0])
+    assert 'lr: "cpu f64[]"' in first and 'n: "cpu i64[]"' in first, first
+    # Without the option each value is its own entry.
+    guarded = thunder_cpp.jit(step)
+    for lr in [0.1, 0.05]:
+        guarded(w, g, lr, 1)
+    assert thunder_cpp.cache_misses(guarded) == 2
 
 
 def test_factories_are_part_of_the_trace_not_captured_constants():
