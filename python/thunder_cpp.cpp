@@ -648,6 +648,22 @@ PYBIND11_MODULE(thunder_cpp, m) {
       "Runs fn(*args) once and returns a table of the aten ops it called and whether "
       "thunder_cpp.jit can translate each.");
 
+  m.def(
+      "checkpoint",
+      [](py::object fn, const py::args& args) {
+        if (!thunder::detail::capturing()) return fn(*args);  // eagerly: the same values
+        thunder::detail::CheckpointRegion region;
+        py::object out = fn(*args);
+        thunder::TensorList outs;
+        for (const at::Tensor& t : tensors_of(out, "thunder_cpp.checkpoint: the function returned"))
+          outs.push_back(thunder::detail::captured_tensor(t));
+        region.finish(outs);
+        return out;
+      },
+      py::arg("fn"),
+      "Calls fn(*args); inside a jitted function the values fn makes are recomputed in the "
+      "backward instead of saved (activation checkpointing, like torch.utils.checkpoint).");
+
   py::enum_<thunder::OpTag>(m, "OpTag")
       .value("DONT_RECOMPUTE_IN_BACKWARD", thunder::OpTag::DONT_RECOMPUTE_IN_BACKWARD)
       .value("RECOMPUTE_IN_BACKWARD", thunder::OpTag::RECOMPUTE_IN_BACKWARD);

@@ -149,6 +149,13 @@ std::vector<std::string> numbered(const std::string& prefix, size_t n) {
 
 }  // namespace
 
+Tensor captured_tensor(const at::Tensor& t) {
+  const Value v = captured_value(t, "thunder_cpp.checkpoint (a result)");
+  THUNDER_CHECK(v.is_tensor(), "thunder_cpp.checkpoint: a result has no tensor value ({})",
+                v.str());
+  return Tensor(v.proxy());
+}
+
 struct CapturedFunction::State {
   std::shared_ptr<Recording> rec = std::make_shared<Recording>();
   TraceCtx* ctx = nullptr;

@@ -300,6 +300,32 @@ def test_dropout_policies_saved_bytes():
     assert mask[torch.bool] == 1024 * 1024  # the 1-byte mask
 
 
+def test_checkpoint_recomputes_the_region_in_the_backward():
+    def block(x, w):
+        return torch.tanh(x @ w).exp()
+
+    def plain(x, w):
+        return (block(x, w) * x).sum()
+
+    def checkpointed(x, w):
+        return (thunder_cpp.checkpoint(block, x, w) * x).sum()
+
+    (x, w), (ex, ew) = leaves((64, 64), (64, 64)), leaves((64, 64), (64, 64))
+    plain(ex, ew).backward()
+    saved = {}
+    for fn in (plain, checkpointed):
+        jfn = thunder_cpp.jit(fn)
+        x.grad = w.grad = None
+        jfn(x, w).backward()
+        assert_close(x.grad, ex.grad)
+        assert_close(w.grad, ew.grad)
+        saved[fn.__name__] = sum(b for *_, b in thunder_cpp.last_saved_for_backward(jfn))
+    # The region's 32 KiB intermediate is recomputed from x and w instead of saved.
+    assert saved["checkpointed"] < saved["plain"], saved
+    # Eagerly it is just the call.
+    assert_close(thunder_cpp.checkpoint(block, ex, ew), block(ex, ew))
+
+
 def test_dropout_mask_is_the_same_in_forward_and_backward():
     x = torch.ones(64, 64, requires_grad=True)
     jfn = thunder_cpp.jit(lambda t: torch.nn.functional.dropout(t, 0.5, True))

@@ -24,10 +24,16 @@
 #include <string>
 #include <vector>
 
+#include "thunder/frontend/tensor.h"
+
 namespace thunder::detail {
 
 // Whether this thread runs code under capture (thunder::jit or examine).
 bool capturing();
+
+// The trace value of a tensor this thread's capture run met, as a
+// thunder::Tensor (thunder_cpp.checkpoint's region outputs).
+Tensor captured_tensor(const at::Tensor& t);
 
 class CapturedFunction {
  public:
