@@ -1,7 +1,11 @@
 """thunder_cpp from Python against eager PyTorch, in one process, reps
 interleaved: per-call cost of a cache hit (3 ops on small tensors, and a
-small module) and a small MLP's train step (fwd + bwd + AdamW). Medians
-with min and max; at 1 and 2 threads. Run: PYTHONPATH=build/python /usr/bin/python3 bench/python_bench.py"""
+small module), a small MLP's train step (fwd + bwd + AdamW), and the
+char-GPT training step of `thunder_bench capture` (fwd + bwd of the same
+model, B16 T64 C128, 2 layers), whose eager/jit ratio compares with that
+row's eager torch::nn / captured jit. Medians with min and max; at 1 and 2
+threads. Run: PYTHONPATH=build/python /usr/bin/python3 bench/python_bench.py"""
+import math
 import platform
 import statistics
 import time
@@ -93,6 +97,70 @@ def train_step():
     row("MLP 512x256->1024->256 train step", times, "ms", 1e3)
 
 
+class CharGPTBlock(torch.nn.Module):
+    """examples/torch_char_gpt.h's block, op for op."""
+
+    def __init__(self, c, heads):
+        super().__init__()
+        self.c, self.heads = c, heads
+        self.ln1 = torch.nn.LayerNorm(c)
+        self.qkv = torch.nn.Linear(c, 3 * c)
+        self.proj = torch.nn.Linear(c, c)
+        self.ln2 = torch.nn.LayerNorm(c)
+        self.fc = torch.nn.Linear(c, 4 * c)
+        self.fc_out = torch.nn.Linear(4 * c, c)
+
+    def attention(self, x):
+        b, t, c = x.shape
+        hd = c // self.heads
+        q, k, v = (p.view(b, t, self.heads, hd).transpose(1, 2) for p in self.qkv(x).split(c, 2))
+        att = q.matmul(k.transpose(-2, -1)) * (1.0 / math.sqrt(hd))
+        future = torch.ones(t, t, dtype=torch.bool).triu(1)
+        att = torch.softmax(att.masked_fill(future, float("-inf")), -1)
+        return self.proj(att.matmul(v).transpose(1, 2).reshape(b, t, c))
+
+    def forward(self, x):
+        h = x + self.attention(self.ln1(x))
+        return h + self.fc_out(torch.nn.functional.gelu(self.fc(self.ln2(h)), approximate="tanh"))
+
+
+class CharGPT(torch.nn.Module):
+    def __init__(self, vocab=65, context=64, c=128, heads=4, layers=2):
+        super().__init__()
+        self.wte = torch.nn.Embedding(vocab, c)
+        self.wpe = torch.nn.Embedding(context, c)
+        self.h = torch.nn.ModuleList(CharGPTBlock(c, heads) for _ in range(layers))
+        self.ln_f = torch.nn.LayerNorm(c)
+        self.lm_head = torch.nn.Linear(c, vocab, bias=False)
+
+    def forward(self, idx, targets):
+        x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1]))
+        for block in self.h:
+            x = block(x)
+        logits = self.lm_head(self.ln_f(x))
+        return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[2]),
+                                                 targets.reshape(-1))
+
+
+def char_gpt_step():
+    torch.manual_seed(1)
+    eager, jitted = CharGPT(), CharGPT()
+    jitted.load_state_dict(eager.state_dict())
+    jm = thunder_cpp.jit(jitted)
+    idx, targets = torch.randint(65, (16, 64)), torch.randint(65, (16, 64))
+
+    def step(model, params):
+        for p in params:
+            p.grad = None
+        model(idx, targets).backward()
+
+    pe, pj = list(eager.parameters()), list(jitted.parameters())
+    step(jm, pj)
+    times = interleaved({"eager": lambda: step(eager, pe), "jit": lambda: step(jm, pj)},
+                        reps=9, inner=3)
+    row("char-GPT step (fwd+bwd, as capture's)", times, "ms", 1e3)
+
+
 def main():
     print(f"thunder_cpp Python benchmarks: torch {torch.__version__}, {cpu_model()}")
     for threads in (1, 2):
@@ -101,6 +169,7 @@ def main():
         overhead()
         module_overhead()
         train_step()
+        char_gpt_step()
 
 
 if __name__ == "__main__":
