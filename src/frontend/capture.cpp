@@ -19,6 +19,7 @@
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "capture_session.h"
 #include "dispatch.h"
@@ -63,6 +64,18 @@ std::string ExamineReport::str() const {
 std::ostream& operator<<(std::ostream& os, const ExamineReport& r) { return os << r.str(); }
 
 namespace detail {
+
+namespace {
+// Ops that read their first argument's metadata only (they overwrite it, or
+// make a tensor like it): an empty tensor there is not a literal (value_of).
+bool reads_first_argument_metadata_only(const std::string& name) {
+  static const std::unordered_set<std::string> ops = {
+      "aten::fill_.Scalar", "aten::fill_.Tensor", "aten::zero_",      "aten::copy_",
+      "aten::uniform_",     "aten::normal_",      "aten::empty_like", "aten::zeros_like",
+      "aten::ones_like",    "aten::full_like"};
+  return ops.count(name) != 0;
+}
+}  // namespace
 
 class CaptureSession {
  public:
@@ -212,6 +225,29 @@ class CaptureSession {
     e.untranslated_by.clear();
   }
 
+  // Before an op runs: an empty tensor no op wrote that it reads for its
+  // data was filled outside the dispatcher (at::tensor({...}) and Python's
+  // torch.tensor([...]) copy a literal in). Its values are a constant of the
+  // function: a copy of them is captured (in-place ops on the tensor then
+  // make the function's own values).
+  void capture_literals(const std::string& name, const std::vector<c10::IValue>& args) {
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (!args[i].isTensor() || (i == 0 && reads_first_argument_metadata_only(name))) continue;
+      auto it = entries_.find(args[i].toTensor().unsafeGetTensorImpl());
+      if (it == entries_.end() || !it->second.unwritten_empty) continue;
+      CaptureTable* captures = current_captures();
+      THUNDER_CHECK(captures != nullptr, "{}: captured outside of a jit trace", name);
+      at::Tensor constant;
+      {
+        CaptureKeyOff off;
+        at::NoGradGuard no_grad;
+        constant = args[i].toTensor().clone();
+      }
+      it->second.value = Value(captures->proxy_for(constant));
+      it->second.unwritten_empty = false;
+    }
+  }
+
   void on_op(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack);
   ExamineReport report;
 
@@ -234,6 +270,8 @@ class CaptureSession {
     // (x, w) when this is matmul(x, t(w)) of a 2-D w: torch::nn::Linear's
     // output before its bias is added (linear with bias, see capture_ops.cpp).
     std::optional<std::pair<Value, Value>> matmul_transposed;
+    // Made by an empty factory and not written by any op since (value_of).
+    bool unwritten_empty = false;
   };
 
   // The tensor arguments an op writes without a write annotation in its
@@ -415,6 +453,10 @@ std::string CaptureSession::refusal(const c10::OperatorHandle& op, const std::st
            "trace cannot hold; compute it outside the jitted function";
   if (schema.overload_name() == "out" || schema.overload_name().ends_with("_out"))
     return "writes into an out= tensor; call the functional form";
+  if (name == "aten::detach_") {  // changes autograd metadata, not values
+    tr = find_translation("aten::detach");
+    return "";
+  }
   if (writes_an_argument(schema)) {
     const std::string functional = functional_name(schema);
     tr = find_translation(functional);
@@ -517,6 +559,7 @@ void CaptureSession::on_op(const c10::OperatorHandle& op, c10::DispatchKeySet ks
     }
   }
 
+  capture_literals(name, args);
   op.redispatchBoxed(ks, stack);  // the eager result the rest of the run computes with
   const size_t n_out = schema.returns().size();
   std::vector<c10::IValue> outs(stack->end() - n_out, stack->end());
@@ -567,6 +610,8 @@ void CaptureSession::on_op(const c10::OperatorHandle& op, c10::DispatchKeySet ks
   if (opaque && rep.support == ExamineReport::Support::Translated)
     rep.support = ExamineReport::Support::Opaque;
 
+  const bool made_empty = name == "aten::empty.memory_format" || name == "aten::empty_like" ||
+                          name == "aten::empty_strided";
   // Each result tensor (a Tensor[] result: each element) gets its value.
   auto record = [&](const at::Tensor& t, const Value& v, const std::string& which,
                     const c10::AliasInfo* alias) {
@@ -578,6 +623,7 @@ void CaptureSession::on_op(const c10::OperatorHandle& op, c10::DispatchKeySet ks
     }
     e.value = matching(v, t, name);
     e.untranslated_by.clear();
+    e.unwritten_empty = made_empty;
     if (is_new) e.produced = true;
     if (alias && !alias->isWrite()) {  // a view of an argument
       e.aliased = true;

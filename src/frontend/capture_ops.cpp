@@ -140,6 +140,36 @@ Value squeeze_dim(C c) {
   return ltorch::squeeze(c.tensor(0), Value(std::vector<int64_t>{c.int_arg(1)}));
 }
 
+// detach (and detach_, which torch.tensor([...]) calls on its literal): the
+// value itself when it carries no gradient in the trace.
+Value detach(C c) {
+  const Value x = c.tensor(0);
+  if (x.is_tensor() && x.proxy()->requires_grad)
+    c.fail(
+        "detaches {}, a value that requires grad, which jit does not express yet; compute it "
+        "under torch.no_grad() (torch::NoGradGuard) instead",
+        x.proxy()->name);
+  return x;
+}
+
+// repeat(x, reps) as views: x reshaped to [1, s0, 1, s1, ...] (leading 1s for
+// the extra reps), expanded to [r0, s0, r1, s1, ...], reshaped to [r0*s0, ...].
+Value repeat(C c) {
+  const std::vector<int64_t> reps = c.int_list(1);
+  std::vector<int64_t> sizes(c.aten(0).sizes().begin(), c.aten(0).sizes().end());
+  if (reps.size() < sizes.size())
+    c.fail("{} repeats for a {}-D tensor; give at least one per dimension", reps.size(),
+           sizes.size());
+  sizes.insert(sizes.begin(), reps.size() - sizes.size(), 1);
+  std::vector<int64_t> pairs, expanded, out;
+  for (size_t i = 0; i < reps.size(); ++i) {
+    pairs.insert(pairs.end(), {1, sizes[i]});
+    expanded.insert(expanded.end(), {reps[i], sizes[i]});
+    out.push_back(reps[i] * sizes[i]);
+  }
+  return ltorch::reshape(ltorch::expand(ltorch::reshape(c.tensor(0), pairs), expanded), out);
+}
+
 #define UNARY(op)                                             \
   {                                                           \
     "aten::" #op, [](C c) { return ltorch::op(c.tensor(0)); } \
@@ -241,6 +271,18 @@ const std::unordered_map<std::string, Translation>& table() {
       {"aten::slice.Tensor", slice},
       {"aten::contiguous", [](C c) { return ltorch::contiguous(c.tensor(0)); }},
       {"aten::to.dtype", [](C c) { return ltorch::to(c.tensor(0), *c.dtype_arg(1)); }},
+      // x.to(device, dtype); Python's torch.tensor([...]) literal ends in one.
+      {"aten::to.device",
+       [](C c) {
+         if (!c.arg(1).toDevice().is_cpu())
+           c.fail("moves to {}; jit runs CPU programs", c.arg(1).toDevice().str());
+         return ltorch::to(c.tensor(0), *c.dtype_arg(2));
+       }},
+      {"aten::repeat", repeat},
+      // torch.tensor([...]) in Python: the literal, made outside the
+      // dispatcher, is a captured constant; lift_fresh returns it.
+      {"aten::lift_fresh", [](C c) { return c.tensor(0); }},
+      {"aten::detach", detach},
       {"aten::split.Tensor",
        [](C c) { return ltorch::split(c.tensor(0), c.int_arg(1), c.int_arg(2)); }},
       {"aten::split_with_sizes",
@@ -283,7 +325,9 @@ const std::unordered_map<std::string, Translation>& table() {
          return ltorch::gather(c.tensor(0), c.int_arg(1), c.tensor(2));
        }},
       {"aten::scatter_add",
-       [](C c) { return ltorch::scatter_add(c.tensor(0), c.int_arg(1), c.tensor(2), c.tensor(3)); }},
+       [](C c) {
+         return ltorch::scatter_add(c.tensor(0), c.int_arg(1), c.tensor(2), c.tensor(3));
+       }},
       {"aten::scatter.src",
        [](C c) { return ltorch::scatter(c.tensor(0), c.int_arg(1), c.tensor(2), c.tensor(3)); }},
       {"aten::index_select",

@@ -183,6 +183,10 @@ std::vector<CapturedOp> captured_ops() {
       {"scatter.src",
        {R({4, 6}), R({4, 2})},
        [](const V& a) { return a[0].scatter(1, scatter_index(), a[1]); }},
+      {"repeat", {R({2, 3})}, [](const V& a) { return a[0].repeat({2, 1, 3}); }},
+      {"to.device (dtype)",
+       {R({2, 3})},
+       [](const V& a) { return a[0].to(at::kCPU, at::kDouble) * a[0].to(at::kCPU, at::kFloat); }},
       {"index_select",
        {R({10, 4})},
        [](const V& a) { return a[0].index_select(0, index_constant()); }},
@@ -267,6 +271,24 @@ TEST(Capture, Float64GradientsMatchEagerLibtorch) {
                    op.name + " grad of input " + std::to_string(i), 1e-7, 1e-9);
     }
   }
+}
+
+// at::tensor({...}) inside the function is at::empty, then the literal
+// copied in outside the dispatcher: its values are a captured constant, not
+// an empty tensor's (Python's torch.tensor([...]) does the same). A later
+// in-place update of it is the function's own value; the constant stays.
+TEST(Capture, ATensorLiteralInsideTheFunctionKeepsItsValues) {
+  auto fn = [](const at::Tensor& x) {
+    at::Tensor idx = at::tensor({2, 0, 1}, at::kLong);
+    at::Tensor w = at::tensor({0.5, -1.0, 2.0}, at::kDouble);
+    w.mul_(2.0);
+    return x.index_select(0, idx) * w.unsqueeze(1) + w.sum();
+  };
+  auto jf = jit(fn);
+  at::Tensor x = at::randn({3, 4}, at::kDouble);
+  for (int call = 0; call < 3; ++call)
+    EXPECT_TRUE(at::allclose(jf(x), fn(x), 1e-12, 1e-12)) << "call " << call;
+  EXPECT_EQ(cache_hits(jf), 2);
 }
 
 TEST(Capture, CacheHitsAndANewShapeRecompiles) {

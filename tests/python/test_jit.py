@@ -35,6 +35,16 @@ OPS = {
     "two_results": lambda x, y: (torch.relu(x), x * y),
     "split_chunk": lambda x, y: x.split(2, dim=1)[1] * y.chunk(2, dim=1)[0],
     "masked_fill_triu": lambda x, y: x.masked_fill(torch.triu(y, 1) > 0.5, -1.0) * y,
+    "sub_div_pow_sqrt": lambda x, y: (x - y * 0.5) / (y.abs() + 1) + (x * x + 1).sqrt() ** 1.5,
+    "where_ge": lambda x, y: torch.where(x >= y, x * 3, y.neg()),
+    "log_softmax_mean": lambda x, y: torch.log_softmax(x * y, -1).mean(0),
+    "gelu_tanh_sigmoid": lambda x, y: torch.nn.functional.gelu(x, approximate="tanh") * y.sigmoid(),
+    "cat_stack": lambda x, y: torch.cat([x, y], 0) * torch.stack([x, y]).sum(0).repeat(2, 1),
+    "max_gather": lambda x, y: x.gather(1, y.max(1, keepdim=True)[1]) + y.max(-1)[0].unsqueeze(1),
+    "scatter_add_index_select": lambda x, y: torch.zeros_like(x).scatter_add(
+        1, torch.tensor([[0, 3], [1, 1], [2, 0]]), y[:, :2]) + x.index_select(0, torch.tensor([2, 0, 1])),
+    "embedding_cross_entropy": lambda x, y: torch.nn.functional.cross_entropy(
+        torch.nn.functional.embedding(torch.tensor([1, 0, 2, 1]), x) @ y.t(), torch.tensor([0, 2, 1, 1])),
 }
 
 
