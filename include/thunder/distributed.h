@@ -79,7 +79,23 @@ struct DdpOptions {
   bool broadcast_parameters = true;
 };
 
+// How fsdp keeps the gathered parameters for the backward.
+enum class ShardingStrategy {
+  ZERO2,  // the forward's gathered parameters are saved for the backward
+  ZERO3,  // the backward gathers them again (less memory, twice the gathers)
+};
+
+struct FsdpOptions {
+  ShardingStrategy strategy = ShardingStrategy::ZERO2;
+  // Copy rank 0's parameters to every rank before sharding.
+  bool broadcast_parameters = true;
+};
+
 namespace detail {
+
+// Every rank must wrap the same parameters (names, shapes, dtypes): compared
+// by a hash before any collective sizes them (Gloo aborts on mismatches).
+void check_same_parameters(const nn::Module& m, const ProcessGroup& g, const char* who);
 
 // The untyped part of DistributedDataParallel (src/frontend/distributed.cpp).
 class DdpBase : public nn::Module,
@@ -117,7 +133,80 @@ class DdpBase : public nn::Module,
 
 DdpBase& ddp_of(nn::Module* m);  // throws thunder::Error if m is not a ddp(...) module
 
+// The untyped part of FullyShardedDataParallel (src/frontend/fsdp.cpp).
+class FsdpBase : public nn::Module, public thunder::detail::CollectiveGroups {
+ public:
+  FsdpBase(std::shared_ptr<nn::Module> inner, ProcessGroup group, FsdpOptions options);
+  FsdpBase(const FsdpBase&) = delete;
+  FsdpBase& operator=(const FsdpBase&) = delete;
+
+  const ProcessGroup& process_group() const { return group_; }
+  const FsdpOptions& options() const { return options_; }
+  std::vector<int64_t> collective_groups() const override;
+  // The whole parameters, gathered from every rank's shard (a collective:
+  // every rank calls it), by name, as the model had them before sharding.
+  std::vector<std::pair<std::string, at::Tensor>> full_parameters() const;
+
+ protected:
+  // Under a jit trace: each sharded parameter becomes prims.synchronize_sharded
+  // (the gathered whole) for the code that follows; a 0-dim one is replicated
+  // (prims.synchronize). Outside a trace: thunder::Error.
+  void gather_parameters() const;
+
+ private:
+  struct Sharded {
+    at::Tensor param;  // now this rank's shard, padded
+    int64_t size;      // dim 0 before sharding
+  };
+  std::shared_ptr<nn::Module> inner_;
+  ProcessGroup group_;
+  FsdpOptions options_;
+  std::vector<std::pair<std::string, Sharded>> sharded_;
+  std::vector<at::Tensor> replicated_;
+};
+
 }  // namespace detail
+
+// A module whose parameters are sharded across the ranks of a group; see fsdp().
+template <typename M>
+class FullyShardedDataParallel : public detail::FsdpBase {
+ public:
+  FullyShardedDataParallel(std::shared_ptr<M> m, ProcessGroup group, FsdpOptions options)
+      : FsdpBase(m, std::move(group), options), module(std::move(m)) {}
+
+  template <typename... A>
+  auto forward(A&&... args) const {
+    gather_parameters();
+    return module->forward(std::forward<A>(args)...);
+  }
+  template <typename... A>
+  auto operator()(A&&... args) const {
+    return forward(std::forward<A>(args)...);
+  }
+
+  std::shared_ptr<M> module;  // registered as the child "module"
+};
+
+// Wraps `model` for fully sharded data parallel training (ZeRO): broadcasts
+// rank 0's parameters, then keeps on each rank a dim-0 shard of every
+// parameter (padded to a multiple of the world size): `model->parameters()`
+// are the shards from then on (give them to the optimizer). Under
+// thunder::jit the forward gathers the parameters and the backward
+// reduce-scatters their gradients; ZERO3 gathers again in the backward
+// instead of keeping the gathered parameters. Runs under thunder::jit only.
+template <typename M>
+requires std::derived_from<M, nn::Module>
+std::shared_ptr<FullyShardedDataParallel<M>> fsdp(std::shared_ptr<M> model,
+                                                  const ProcessGroup& group,
+                                                  FsdpOptions options = {}) {
+  return std::make_shared<FullyShardedDataParallel<M>>(std::move(model), group, options);
+}
+template <typename M>
+requires std::derived_from<M, nn::Module>
+std::shared_ptr<FullyShardedDataParallel<M>> fsdp(M& model, const ProcessGroup& group,
+                                                  FsdpOptions options = {}) {
+  return fsdp(std::shared_ptr<M>(std::shared_ptr<M>(), &model), group, options);
+}
 
 // A module replicated across the ranks of a group; see ddp().
 template <typename M>

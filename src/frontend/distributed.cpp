@@ -174,12 +174,8 @@ void ProcessGroup::all_reduce_sum(const at::Tensor& t) const {
 
 namespace detail {
 
-namespace {
-
-// Every rank must wrap the same parameters (names, shapes, dtypes): Gloo
-// aborts the process on mismatched sizes, so compare a hash first. Rank 0's
-// hash goes to everyone, and every rank learns whether any rank differs.
-void check_same_parameters(const nn::Module& m, const ProcessGroup& g) {
+// Rank 0's hash goes to everyone, and every rank learns whether any rank differs.
+void check_same_parameters(const nn::Module& m, const ProcessGroup& g, const char* who) {
   uint64_t h = 1469598103934665603ull;
   auto mix = [&](const std::string& s) {
     for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
@@ -196,11 +192,10 @@ void check_same_parameters(const nn::Module& m, const ProcessGroup& g) {
   at::Tensor differs = at::full({1}, root.item<double>() == x ? 0.0 : 1.0, at::kDouble);
   g.all_reduce_sum(differs);
   THUNDER_CHECK(differs.item<double>() == 0.0,
-                "distributed.ddp: the ranks' models differ (parameter names, shapes or dtypes); "
-                "every rank must wrap the same model");
+                "distributed.{}: the ranks' models differ (parameter names, shapes or dtypes); "
+                "every rank must wrap the same model",
+                who);
 }
-
-}  // namespace
 
 DdpBase::DdpBase(std::shared_ptr<nn::Module> inner, ProcessGroup group, DdpOptions options)
     : inner_(std::move(inner)), group_(std::move(group)), options_(options) {
@@ -208,7 +203,7 @@ DdpBase::DdpBase(std::shared_ptr<nn::Module> inner, ProcessGroup group, DdpOptio
   THUNDER_CHECK(options_.bucket_size_mb >= 0,
                 "distributed.ddp: bucket_size_mb must be >= 0, got {}", options_.bucket_size_mb);
   register_module("module", inner_);
-  check_same_parameters(*inner_, group_);
+  check_same_parameters(*inner_, group_, "ddp");
   if (options_.broadcast_parameters) {
     at::NoGradGuard no_grad;
     for (const auto& [name, t] : inner_->named_parameters()) group_.broadcast(t.detach(), 0);

@@ -15,6 +15,12 @@ void check_group(const char* op, const OpArgs& a, size_t i) {
 
 ProxyPtr like(const Proxy& p) { return new_tensor(p.shape, p.dtype, p.device); }
 
+int64_t world_size_arg(const char* op, const OpArgs& a, size_t i) {
+  THUNDER_CHECK(a[i].kind() == Value::Kind::Int && a.integer(i) >= 1,
+                "{}: world_size must be an int >= 1, got {}", op, a[i].str());
+  return a.integer(i);
+}
+
 }  // namespace
 
 void register_distributed() {
@@ -29,6 +35,38 @@ void register_distributed() {
     return like(t);
   });
   define("prims.wait", {"a"}, comm, [](const OpArgs& a) -> Value { return like(a.tensor(0)); });
+  define("prims.reduce_scatter", {"a", "op", "group", "world_size"}, comm,
+         [](const OpArgs& a) -> Value {
+           const Proxy& t = a.tensor(0);
+           THUNDER_CHECK(a[1].kind() == Value::Kind::String && a.string(1) == "sum",
+                         "prims.reduce_scatter: op must be 'sum', got {}", a[1].str());
+           check_group("prims.reduce_scatter", a, 2);
+           const int64_t world = world_size_arg("prims.reduce_scatter", a, 3);
+           THUNDER_CHECK(!t.shape.empty() && t.shape[0] % world == 0,
+                         "prims.reduce_scatter: dim 0 of {} (\"{}\") must be a multiple of "
+                         "world_size {}",
+                         t.name, t.type_str(), world);
+           Shape shard = t.shape;
+           shard[0] /= world;
+           return new_tensor(shard, t.dtype, t.device);
+         });
+  // Not pinned (no comm tag): ZeRO-3 recomputes it in the backward.
+  define("prims.synchronize_sharded", {"shard", "group", "world_size", "size"}, 0,
+         [](const OpArgs& a) -> Value {
+           const Proxy& t = a.tensor(0);
+           check_group("prims.synchronize_sharded", a, 1);
+           const int64_t world = world_size_arg("prims.synchronize_sharded", a, 2);
+           THUNDER_CHECK(!t.shape.empty(), "prims.synchronize_sharded: {} is 0-dimensional",
+                         t.name);
+           const int64_t size = a.integer(3);
+           // Shards of ceil(size / world) rows, the last one padded.
+           THUNDER_CHECK(size > (t.shape[0] - 1) * world && size <= t.shape[0] * world,
+                         "prims.synchronize_sharded: {} rows are not {} shards of {} rows", size,
+                         world, t.shape[0]);
+           Shape full = t.shape;
+           full[0] = size;
+           return new_tensor(full, t.dtype, t.device);
+         });
   define("prims.synchronize", {"a", "group", "world_size"}, 0, [](const OpArgs& a) -> Value {
     const Proxy& t = a.tensor(0);
     check_group("prims.synchronize", a, 1);
@@ -45,7 +83,16 @@ Value all_reduce(const Value& a, const std::string& op, int64_t group) {
 }
 bool is_collective(const Symbol& sym) {
   static const Symbol* all_reduce = &symbol("prims.all_reduce");
-  return &sym == all_reduce;
+  static const Symbol* reduce_scatter = &symbol("prims.reduce_scatter");
+  static const Symbol* gather = &symbol("prims.synchronize_sharded");
+  return &sym == all_reduce || &sym == reduce_scatter || &sym == gather;
+}
+Value reduce_scatter(const Value& a, const std::string& op, int64_t group, int64_t world_size) {
+  THUNDER_PRIM_CALL("prims.reduce_scatter", a, Value(op), Value(group), Value(world_size));
+}
+Value synchronize_sharded(const Value& shard, int64_t group, int64_t world_size, int64_t size) {
+  THUNDER_PRIM_CALL("prims.synchronize_sharded", shard, Value(group), Value(world_size),
+                    Value(size));
 }
 
 Value wait(const Value& future) { THUNDER_PRIM_CALL("prims.wait", future); }

@@ -25,6 +25,9 @@ struct Pending {
   c10::intrusive_ptr<c10d::Work> work;
   int64_t group;
   at::Tensor tensor;  // keeps the buffer alive while the collective writes it
+  // reduce_scatter: the blocks every rank sent this one, summed into `tensor`
+  // when the work is done.
+  at::Tensor received;
 };
 
 // The registry (groups are few; a vector indexed by handle) and the pending
@@ -91,6 +94,44 @@ void start_all_reduce_sum(int64_t handle, at::Tensor t) {
   s.pending[key] = Pending{std::move(work), handle, std::move(t)};
 }
 
+void start_reduce_scatter_sum(int64_t handle, const at::Tensor& in, at::Tensor out) {
+  Group g = group_of(handle, "prims.reduce_scatter");
+  at::Tensor received = at::empty_like(in, at::MemoryFormat::Contiguous);
+  std::vector<int64_t> equal_splits;  // empty: equal dim-0 blocks
+  c10::intrusive_ptr<c10d::Work> work;
+  try {
+    work = g.pg->alltoall_base(received, const_cast<at::Tensor&>(in), equal_splits, equal_splits);
+  } catch (const std::exception& e) {
+    fail(
+        "prims.reduce_scatter: process group {} (rank {} of {}) could not start the collective on "
+        "{}: {}",
+        handle, g.pg->getRank(), g.pg->getSize(), in.toString(), e.what());
+  }
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  const void* key = out.unsafeGetTensorImpl();
+  s.pending[key] = Pending{std::move(work), handle, std::move(out), std::move(received)};
+}
+
+void all_gather_into(int64_t handle, const at::Tensor& shard, const at::Tensor& out) {
+  Group g = group_of(handle, "prims.synchronize_sharded");
+  std::vector<std::vector<at::Tensor>> blocks(1);
+  for (const at::Tensor& b : out.chunk(g.pg->getSize(), 0)) blocks[0].push_back(b);
+  std::vector<at::Tensor> in{shard.contiguous()};
+  bool done = false;
+  std::string why;
+  try {
+    done = g.pg->allgather(blocks, in)->wait(g.timeout);
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  THUNDER_CHECK(done && why.empty(),
+                "prims.synchronize_sharded: the all-gather on process group {} failed on rank {} "
+                "of {} within {} ms: {}",
+                handle, g.pg->getRank(), g.pg->getSize(), g.timeout.count(),
+                why.empty() ? "timed out" : why);
+}
+
 at::Tensor finish(const at::Tensor& t) {
   Pending p;
   {
@@ -115,6 +156,12 @@ at::Tensor finish(const at::Tensor& t) {
                 "entry for this call while this rank reused one): {}",
                 p.group, g.pg->getRank(), g.pg->getSize(), g.timeout.count(),
                 why.empty() ? "timed out" : why);
+  if (p.received.defined()) {  // reduce_scatter: sum the ranks' blocks
+    const int64_t world = g.pg->getSize();
+    std::vector<int64_t> blocks{world};
+    for (int64_t d : p.tensor.sizes()) blocks.push_back(d);
+    at::sum_out(p.tensor, p.received.view(blocks), {0});
+  }
   return t;
 }
 

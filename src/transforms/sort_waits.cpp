@@ -14,6 +14,11 @@ const Symbol& all_reduce_symbol() {
   static const Symbol& s = prims::symbol("prims.all_reduce");
   return s;
 }
+// Collectives that return a future (prims.synchronize_sharded blocks).
+bool is_async_collective(const BoundSymbol& b) {
+  static const Symbol& reduce_scatter = prims::symbol("prims.reduce_scatter");
+  return b.sym == &all_reduce_symbol() || b.sym == &reduce_scatter;
+}
 const Symbol& wait_symbol() {
   static const Symbol& s = prims::symbol("prims.wait");
   return s;
@@ -29,7 +34,7 @@ bool reads_any(const BoundSymbol& b, const std::unordered_set<const Proxy*>& val
 
 bool has_collectives(const Trace& trace) {
   return std::any_of(trace.bsyms.begin(), trace.bsyms.end(), [](const BoundSymbol& b) {
-    return b.sym == &all_reduce_symbol() || b.sym == &wait_symbol();
+    return prims::is_collective(*b.sym) || b.sym == &wait_symbol();
   });
 }
 
@@ -40,7 +45,7 @@ Trace sort_waits(const Trace& trace) {
   for (const ProxyPtr& p : trace.inputs) ready.insert(p.get());
   std::vector<BoundSymbol> collectives, waits;  // held back, in trace order
   for (const BoundSymbol& b : trace.bsyms)
-    if (b.sym == &all_reduce_symbol()) collectives.push_back(b);
+    if (is_async_collective(b)) collectives.push_back(b);
   auto emit = [&](const BoundSymbol& b) {
     out.bsyms.push_back(b);
     for (const ProxyPtr& p : b.flat_outputs()) ready.insert(p.get());
@@ -77,7 +82,7 @@ Trace sort_waits(const Trace& trace) {
   };
   issue_ready();
   for (const BoundSymbol& b : trace.bsyms) {
-    if (b.sym == &all_reduce_symbol()) continue;  // issued by issue_ready
+    if (is_async_collective(b)) continue;  // issued by issue_ready
     if (b.sym == &wait_symbol()) {
       waits.push_back(b);
       continue;

@@ -14,68 +14,16 @@
 #include <sstream>
 
 #include "launch.h"
+#include "oracle_mlp.h"
 
 namespace td = thunder::distributed;
 namespace F = thunder::nn::functional;
+using namespace thunder_test;  // NOLINT: the shared oracle (oracle_mlp.h)
 using thunder_test::launch;
 using thunder_test::read_doubles;
 using thunder_test::read_text;
 using thunder_test::write_doubles;
 using thunder_test::write_text;
-
-namespace {
-
-constexpr int64_t kBatch = 8, kIn = 6, kHidden = 10, kOut = 3;
-
-// A float64 MLP whose forward returns the mean squared error.
-struct Mlp : thunder::nn::Module {
-  thunder::Tensor w1, b1, w2, b2;
-  explicit Mlp(uint64_t seed) {
-    at::manual_seed(seed);
-    auto o = at::TensorOptions().dtype(at::kDouble);
-    w1 = register_parameter("w1", at::randn({kHidden, kIn}, o) * 0.4);
-    b1 = register_parameter("b1", at::randn({kHidden}, o) * 0.1);
-    w2 = register_parameter("w2", at::randn({kOut, kHidden}, o) * 0.4);
-    b2 = register_parameter("b2", at::randn({kOut}, o) * 0.1);
-  }
-  thunder::Tensor forward(const thunder::Tensor& x, const thunder::Tensor& y) const {
-    thunder::Tensor d = F::linear(thunder::tanh(F::linear(x, w1, b1)), w2, b2) - y;
-    return (d * d).mean();
-  }
-};
-
-// The whole batch (the same on every rank and in the reference).
-std::pair<at::Tensor, at::Tensor> batch() {
-  at::manual_seed(7);
-  auto o = at::TensorOptions().dtype(at::kDouble);
-  return {at::randn({kBatch, kIn}, o), at::randn({kBatch, kOut}, o)};
-}
-
-int env_rank() { return std::atoi(std::getenv("RANK")); }
-
-std::vector<at::Tensor> grads(const Mlp& m) {
-  std::vector<at::Tensor> g;
-  for (const at::Tensor& p : m.parameters()) g.push_back(p.grad());
-  return g;
-}
-
-void expect_close(const std::vector<double>& a, const std::vector<double>& b, double tol,
-                  const char* what) {
-  ASSERT_EQ(a.size(), b.size()) << what;
-  double worst = 0;
-  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i] - b[i]));
-  EXPECT_LE(worst, tol) << what << ": largest difference " << worst;
-}
-
-void expect_ok(const thunder_test::Launch& r) {
-  ASSERT_FALSE(r.timed_out) << r.output;
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-}
-
-constexpr int kSteps = 5;
-constexpr double kLr = 1e-2;
-
-}  // namespace
 
 // ---- oracle: 2 ranks x B/2 against 1 process x B ----
 
@@ -111,27 +59,13 @@ THUNDER_WORKER(oracle_unbucketed) { return train_ddp(dir, 0); }
 // share a bucket; w1's (480 bytes) does not fit and goes alone.
 THUNDER_WORKER(oracle_small_buckets) { return train_ddp(dir, 0.0005); }
 
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 TEST(Ddp, TwoRanksOnHalfBatchesMatchOneProcessOnTheBatch) {
   auto r = launch("oracle", 2);
   expect_ok(r);
   // The reference: one process, the whole batch, rank 0's initial parameters.
-  auto model = std::make_shared<Mlp>(100);
-  auto jm = thunder::jit(model);
-  auto [x, y] = batch();
-  torch::optim::AdamW opt(model->parameters(), torch::optim::AdamWOptions(kLr));
-  for (int step = 0; step < kSteps; ++step) {
-    opt.zero_grad();
-    jm(x, y).backward();
-    opt.step();
-  }
+  std::vector<at::Tensor> reference = reference_parameters();
   const std::string ref_path = r.dir + "/reference.bin";
-  write_doubles(ref_path, model->parameters());
+  write_doubles(ref_path, reference);
   auto p0 = read_doubles(r.dir + "/params_0.bin"), p1 = read_doubles(r.dir + "/params_1.bin");
   auto ref = read_doubles(ref_path);
   ASSERT_EQ(p0.size(), static_cast<size_t>(kHidden * kIn + kHidden + kOut * kHidden + kOut));

@@ -31,6 +31,13 @@ c10::intrusive_ptr<c10d::ProcessGroup> process_group(int64_t handle, const char*
 // Starts an asynchronous sum over the group in place on `t`, which becomes
 // the pending result.
 void start_all_reduce_sum(int64_t handle, at::Tensor t);
+// Starts the reduce-scatter of `in` (contiguous, dim 0 = world * out's): rank
+// r's `out` becomes the sum over the ranks of their r-th dim-0 block. Gloo
+// has no reduce_scatter: an all-to-all of the blocks, summed in finish(out).
+void start_reduce_scatter_sum(int64_t handle, const at::Tensor& in, at::Tensor out);
+// Gathers every rank's `shard` into `out` (its dim-0 blocks, in rank order)
+// and waits for it: FSDP's parameter gather.
+void all_gather_into(int64_t handle, const at::Tensor& shard, const at::Tensor& out);
 // Finishes the work pending on `t` (within the group's timeout) and returns
 // `t`; throws thunder::Error if the work failed, timed out or was never started.
 at::Tensor finish(const at::Tensor& t);

@@ -27,6 +27,31 @@ void all_reduce_kernel(KernelCall& k) {
   k.set_output(0, std::move(out));
 }
 
+void reduce_scatter_kernel(KernelCall& k) {
+  const at::Tensor& in = k.tensor(0);
+  THUNDER_CHECK(in.scalar_type() != at::kBFloat16,
+                "prims.reduce_scatter: bfloat16 is not supported by the gloo backend (convert to "
+                "float32 first)");
+  const int64_t world = k.integer(3);
+  std::vector<int64_t> shard(in.sizes().begin(), in.sizes().end());
+  shard[0] /= world;
+  at::Tensor out = at::empty(shard, in.options().memory_format(at::MemoryFormat::Contiguous));
+  runtime::start_reduce_scatter_sum(k.integer(2), in.contiguous(), out);
+  k.set_output(0, std::move(out));
+}
+
+// FSDP's gather: every rank's shard into one buffer, its padding rows cut off
+// (a view).
+void synchronize_sharded_kernel(KernelCall& k) {
+  const at::Tensor& shard = k.tensor(0);
+  const int64_t world = k.integer(2), size = k.integer(3);
+  std::vector<int64_t> full(shard.sizes().begin(), shard.sizes().end());
+  full[0] *= world;
+  at::Tensor out = at::empty(full, shard.options().memory_format(at::MemoryFormat::Contiguous));
+  runtime::all_gather_into(k.integer(1), shard, out);
+  k.set_output(0, size == full[0] ? out : out.narrow(0, 0, size));
+}
+
 void wait_kernel(KernelCall& k) { k.set_output(0, runtime::finish(k.tensor(0))); }
 
 // Replication needs nothing in the forward: the parameter as it is.
@@ -40,9 +65,12 @@ struct Entry {
 const std::vector<Entry>& table() {
   static const std::vector<Entry> t = [] {
     prims::ensure_registered();
-    return std::vector<Entry>{{&prims::symbol("prims.all_reduce"), &all_reduce_kernel},
-                              {&prims::symbol("prims.wait"), &wait_kernel},
-                              {&prims::symbol("prims.synchronize"), &synchronize_kernel}};
+    return std::vector<Entry>{
+        {&prims::symbol("prims.all_reduce"), &all_reduce_kernel},
+        {&prims::symbol("prims.wait"), &wait_kernel},
+        {&prims::symbol("prims.synchronize"), &synchronize_kernel},
+        {&prims::symbol("prims.reduce_scatter"), &reduce_scatter_kernel},
+        {&prims::symbol("prims.synchronize_sharded"), &synchronize_sharded_kernel}};
   }();
   return t;
 }

@@ -1,0 +1,92 @@
+// What the multi-process tests share: a float64 MLP whose forward returns
+// the mean squared error (sizes that do not divide by 2 ranks: FSDP pads),
+// the batch every rank and the reference see, and comparisons.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <thunder/thunder.h>
+#include <torch/optim/adamw.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "launch.h"
+
+namespace thunder_test {
+
+constexpr int64_t kBatch = 8, kIn = 6, kHidden = 10, kOut = 3;
+
+// A float64 MLP whose forward returns the mean squared error.
+struct Mlp : thunder::nn::Module {
+  thunder::Tensor w1, b1, w2, b2;
+  explicit Mlp(uint64_t seed) {
+    at::manual_seed(seed);
+    auto o = at::TensorOptions().dtype(at::kDouble);
+    w1 = register_parameter("w1", at::randn({kHidden, kIn}, o) * 0.4);
+    b1 = register_parameter("b1", at::randn({kHidden}, o) * 0.1);
+    w2 = register_parameter("w2", at::randn({kOut, kHidden}, o) * 0.4);
+    b2 = register_parameter("b2", at::randn({kOut}, o) * 0.1);
+  }
+  thunder::Tensor forward(const thunder::Tensor& x, const thunder::Tensor& y) const {
+    namespace F = thunder::nn::functional;
+    thunder::Tensor d = F::linear(thunder::tanh(F::linear(x, w1, b1)), w2, b2) - y;
+    return (d * d).mean();
+  }
+};
+
+// The whole batch (the same on every rank and in the reference).
+inline std::pair<at::Tensor, at::Tensor> batch() {
+  at::manual_seed(7);
+  auto o = at::TensorOptions().dtype(at::kDouble);
+  return {at::randn({kBatch, kIn}, o), at::randn({kBatch, kOut}, o)};
+}
+
+inline int env_rank() { return std::atoi(std::getenv("RANK")); }
+
+inline std::vector<at::Tensor> grads(const Mlp& m) {
+  std::vector<at::Tensor> g;
+  for (const at::Tensor& p : m.parameters()) g.push_back(p.grad());
+  return g;
+}
+
+inline void expect_close(const std::vector<double>& a, const std::vector<double>& b, double tol,
+                         const char* what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i] - b[i]));
+  EXPECT_LE(worst, tol) << what << ": largest difference " << worst;
+}
+
+inline void expect_ok(const Launch& r) {
+  ASSERT_FALSE(r.timed_out) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+}
+
+constexpr int kSteps = 5;
+constexpr double kLr = 1e-2;
+
+// One process training on the whole batch from rank 0's initial parameters
+// (seed 100): the parameters 2 ranks on half batches must end with.
+inline std::vector<at::Tensor> reference_parameters() {
+  auto model = std::make_shared<Mlp>(100);
+  auto jm = thunder::jit(model);
+  auto [x, y] = batch();
+  torch::optim::AdamW opt(model->parameters(), torch::optim::AdamWOptions(kLr));
+  for (int step = 0; step < kSteps; ++step) {
+    opt.zero_grad();
+    jm(x, y).backward();
+    opt.step();
+  }
+  return model->parameters();
+}
+
+inline int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace thunder_test
