@@ -148,8 +148,9 @@ class FsdpBase : public nn::Module, public thunder::detail::CollectiveGroups {
   std::vector<std::pair<std::string, at::Tensor>> full_parameters() const;
 
  protected:
-  // Under a jit trace: each sharded parameter becomes prims.synchronize_sharded
-  // (the gathered whole) for the code that follows; a 0-dim one is replicated
+  // Under a jit trace: each sharded parameter becomes its gathered whole
+  // (prims.all_gather, wait, and a slice dropping the padding) for the code
+  // that follows; a 0-dim one is replicated
   // (prims.synchronize). Outside a trace: thunder::Error.
   void gather_parameters() const;
 

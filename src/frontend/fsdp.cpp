@@ -1,8 +1,8 @@
 // Fully sharded data parallel (thunder/distributed.h, fsdp): parameters kept
-// as dim-0 shards, gathered in the traced forward by prims.synchronize_sharded
-// (whose grad rule reduce-scatters the gradients); ZeRO-3 tags the gathered
-// values for recomputation, so the min-cut gathers them again in the backward
-// instead of saving them.
+// as dim-0 shards, gathered in the traced forward by prims.all_gather and
+// wait (the gather's grad rule reduce-scatters the gradients), the padding
+// rows cut off; ZeRO-3 tags the gathered values for recomputation, so the
+// min-cut gathers them again in the backward instead of saving them.
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
 
@@ -11,6 +11,7 @@
 #include "thunder/core/tracing.h"
 #include "thunder/distributed.h"
 #include "thunder/prims/distributed.h"
+#include "thunder/prims/prims.h"
 #include "thunder/runtime/process_groups.h"
 
 namespace thunder::distributed::detail {
@@ -69,9 +70,18 @@ void FsdpBase::gather_parameters() const {
   const int64_t world = group_.world_size();
   for (const auto& [name, s] : sharded_) {
     ProxyPtr shard = captures->proxy_for(s.param);
-    Value whole = prims::synchronize_sharded(Value(shard), group_.handle(), world, s.size);
+    const Value future = prims::all_gather(Value(shard), group_.handle(), world);
+    const Value gathered = prims::wait(future);
+    Value whole = gathered;
+    if (s.size < gathered.proxy()->shape[0]) {  // the last shard's padding rows
+      std::vector<int64_t> start(shard->shape.size(), 0), end = gathered.proxy()->shape,
+                                                          strides(shard->shape.size(), 1);
+      end[0] = s.size;
+      whole = prims::slice(gathered, start, end, strides);
+    }
     if (options_.strategy == ShardingStrategy::ZERO3)
-      whole.proxy()->tags |= static_cast<uint32_t>(ProxyTag::RECOMPUTE_IN_BACKWARD);
+      for (const Value& v : {future, gathered, whole})
+        v.proxy()->tags |= static_cast<uint32_t>(ProxyTag::RECOMPUTE_IN_BACKWARD);
     captures->replace(s.param, whole.proxy());
   }
   for (const at::Tensor& t : replicated_) {

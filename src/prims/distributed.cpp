@@ -34,7 +34,8 @@ void register_distributed() {
     check_group("prims.all_reduce", a, 2);
     return like(t);
   });
-  define("prims.wait", {"a"}, comm, [](const OpArgs& a) -> Value { return like(a.tensor(0)); });
+  // Not pinned either: a recomputed all_gather needs its wait.
+  define("prims.wait", {"a"}, 0, [](const OpArgs& a) -> Value { return like(a.tensor(0)); });
   define("prims.reduce_scatter", {"a", "op", "group", "world_size"}, comm,
          [](const OpArgs& a) -> Value {
            const Proxy& t = a.tensor(0);
@@ -50,23 +51,16 @@ void register_distributed() {
            shard[0] /= world;
            return new_tensor(shard, t.dtype, t.device);
          });
-  // Not pinned (no comm tag): ZeRO-3 recomputes it in the backward.
-  define("prims.synchronize_sharded", {"shard", "group", "world_size", "size"}, 0,
-         [](const OpArgs& a) -> Value {
-           const Proxy& t = a.tensor(0);
-           check_group("prims.synchronize_sharded", a, 1);
-           const int64_t world = world_size_arg("prims.synchronize_sharded", a, 2);
-           THUNDER_CHECK(!t.shape.empty(), "prims.synchronize_sharded: {} is 0-dimensional",
-                         t.name);
-           const int64_t size = a.integer(3);
-           // Shards of ceil(size / world) rows, the last one padded.
-           THUNDER_CHECK(size > (t.shape[0] - 1) * world && size <= t.shape[0] * world,
-                         "prims.synchronize_sharded: {} rows are not {} shards of {} rows", size,
-                         world, t.shape[0]);
-           Shape full = t.shape;
-           full[0] = size;
-           return new_tensor(full, t.dtype, t.device);
-         });
+  // Not pinned: ZeRO-3 gathers again in the backward (see the header).
+  define("prims.all_gather", {"a", "group", "world_size"}, 0, [](const OpArgs& a) -> Value {
+    const Proxy& t = a.tensor(0);
+    check_group("prims.all_gather", a, 1);
+    const int64_t world = world_size_arg("prims.all_gather", a, 2);
+    THUNDER_CHECK(!t.shape.empty(), "prims.all_gather: {} is 0-dimensional", t.name);
+    Shape full = t.shape;
+    full[0] *= world;
+    return new_tensor(full, t.dtype, t.device);
+  });
   define("prims.synchronize", {"a", "group", "world_size"}, 0, [](const OpArgs& a) -> Value {
     const Proxy& t = a.tensor(0);
     check_group("prims.synchronize", a, 1);
@@ -84,15 +78,14 @@ Value all_reduce(const Value& a, const std::string& op, int64_t group) {
 bool is_collective(const Symbol& sym) {
   static const Symbol* all_reduce = &symbol("prims.all_reduce");
   static const Symbol* reduce_scatter = &symbol("prims.reduce_scatter");
-  static const Symbol* gather = &symbol("prims.synchronize_sharded");
+  static const Symbol* gather = &symbol("prims.all_gather");
   return &sym == all_reduce || &sym == reduce_scatter || &sym == gather;
 }
 Value reduce_scatter(const Value& a, const std::string& op, int64_t group, int64_t world_size) {
   THUNDER_PRIM_CALL("prims.reduce_scatter", a, Value(op), Value(group), Value(world_size));
 }
-Value synchronize_sharded(const Value& shard, int64_t group, int64_t world_size, int64_t size) {
-  THUNDER_PRIM_CALL("prims.synchronize_sharded", shard, Value(group), Value(world_size),
-                    Value(size));
+Value all_gather(const Value& a, int64_t group, int64_t world_size) {
+  THUNDER_PRIM_CALL("prims.all_gather", a, Value(group), Value(world_size));
 }
 
 Value wait(const Value& future) { THUNDER_PRIM_CALL("prims.wait", future); }

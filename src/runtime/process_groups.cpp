@@ -113,20 +113,45 @@ void start_reduce_scatter_sum(int64_t handle, const at::Tensor& in, at::Tensor o
   s.pending[key] = Pending{std::move(work), handle, std::move(out), std::move(received)};
 }
 
-void all_gather_into(int64_t handle, const at::Tensor& shard, const at::Tensor& out) {
-  Group g = group_of(handle, "prims.synchronize_sharded");
+namespace {
+// Every rank's `shard` into out's dim-0 blocks, in rank order.
+c10::intrusive_ptr<c10d::Work> start_gather(const Group& g, int64_t handle, const at::Tensor& shard,
+                                            const at::Tensor& out) {
   std::vector<std::vector<at::Tensor>> blocks(1);
   for (const at::Tensor& b : out.chunk(g.pg->getSize(), 0)) blocks[0].push_back(b);
   std::vector<at::Tensor> in{shard.contiguous()};
+  try {
+    return g.pg->allgather(blocks, in);
+  } catch (const std::exception& e) {
+    fail(
+        "prims.all_gather: process group {} (rank {} of {}) could not start the collective on "
+        "{}: {}",
+        handle, g.pg->getRank(), g.pg->getSize(), shard.toString(), e.what());
+  }
+}
+}  // namespace
+
+void start_all_gather(int64_t handle, const at::Tensor& shard, at::Tensor out) {
+  Group g = group_of(handle, "prims.all_gather");
+  c10::intrusive_ptr<c10d::Work> work = start_gather(g, handle, shard, out);
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  const void* key = out.unsafeGetTensorImpl();
+  s.pending[key] = Pending{std::move(work), handle, std::move(out), at::Tensor()};
+}
+
+void all_gather_into(int64_t handle, const at::Tensor& shard, const at::Tensor& out) {
+  Group g = group_of(handle, "distributed.fsdp");
+  c10::intrusive_ptr<c10d::Work> work = start_gather(g, handle, shard, out);
   bool done = false;
   std::string why;
   try {
-    done = g.pg->allgather(blocks, in)->wait(g.timeout);
+    done = work->wait(g.timeout);
   } catch (const std::exception& e) {
     why = e.what();
   }
   THUNDER_CHECK(done && why.empty(),
-                "prims.synchronize_sharded: the all-gather on process group {} failed on rank {} "
+                "distributed.fsdp: gathering the parameters on process group {} failed on rank {} "
                 "of {} within {} ms: {}",
                 handle, g.pg->getRank(), g.pg->getSize(), g.timeout.count(),
                 why.empty() ? "timed out" : why);

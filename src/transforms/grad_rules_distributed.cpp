@@ -1,5 +1,4 @@
 // Grad rules of the distributed prims (thunder/prims/distributed.h).
-#include <vector>
 
 #include "grad_rule_registry.h"
 #include "thunder/prims/distributed.h"
@@ -22,24 +21,23 @@ void register_distributed_grad_rules() {
     }
     return out;
   });
-  // Fully sharded (FSDP): the forward gathers the shards; the backward pads
-  // the full gradient back to world shards, scales it by 1/world and
+  // Fully sharded (FSDP): the forward gathers every rank's shard; the
+  // backward scales the gathered value's gradient by 1/world and
   // reduce-scatters it, so each rank gets the average of its shard's rows.
-  set_grad_rule("prims.synchronize_sharded", [](VjpContext& g, const OpArgs& a) {
-    const int64_t group = a.integer(1), world = a.integer(2), size = a.integer(3);
-    Value out = prims::synchronize_sharded(a[0], group, world, size);
+  set_grad_rule("prims.all_gather", [](VjpContext& g, const OpArgs& a) {
+    const int64_t group = a.integer(1), world = a.integer(2);
+    Value out = prims::all_gather(a[0], group, world);
     if (g.requires_grad(a[0])) {
       Value go = g.get_grad(out);
-      const Proxy& shard = a.tensor(0);
-      const int64_t padding = shard.shape[0] * world - size;
-      if (padding > 0) {
-        std::vector<int64_t> config(3 * shard.shape.size(), 0);
-        config[1] = padding;  // after the last row of dim 0
-        go = prims::pad(go, Value(0.0), config);
-      }
       Value share = world == 1 ? go : prims::div(go, static_cast<double>(world));
       g.put_grad(a[0], prims::wait(prims::reduce_scatter(share, "sum", group, world)));
     }
+    return out;
+  });
+  // A future's value is the collective's result: the gradient passes through.
+  set_grad_rule("prims.wait", [](VjpContext& g, const OpArgs& a) {
+    Value out = prims::wait(a[0]);
+    if (g.requires_grad(a[0])) g.put_grad(a[0], g.get_grad(out));
     return out;
   });
 }

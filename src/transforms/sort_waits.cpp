@@ -1,6 +1,7 @@
 #include "thunder/transforms/sort_waits.h"
 
 #include <algorithm>
+#include <functional>
 #include <unordered_set>
 
 #include "thunder/prims/distributed.h"
@@ -14,15 +15,21 @@ const Symbol& all_reduce_symbol() {
   static const Symbol& s = prims::symbol("prims.all_reduce");
   return s;
 }
-// Collectives that return a future (prims.synchronize_sharded blocks).
+bool is_all_gather(const BoundSymbol& b) {
+  static const Symbol& s = prims::symbol("prims.all_gather");
+  return b.sym == &s;
+}
+// Collectives that return a future.
 bool is_async_collective(const BoundSymbol& b) {
   static const Symbol& reduce_scatter = prims::symbol("prims.reduce_scatter");
-  return b.sym == &all_reduce_symbol() || b.sym == &reduce_scatter;
+  return b.sym == &all_reduce_symbol() || b.sym == &reduce_scatter || is_all_gather(b);
 }
 const Symbol& wait_symbol() {
   static const Symbol& s = prims::symbol("prims.wait");
   return s;
 }
+
+constexpr size_t kGathersInFlight = 2;
 
 bool reads_any(const BoundSymbol& b, const std::unordered_set<const Proxy*>& values) {
   for (const ProxyPtr& p : b.flat_args())
@@ -43,57 +50,106 @@ Trace sort_waits(const Trace& trace) {
   // Values that exist so far: the inputs, then every emitted statement's outputs.
   std::unordered_set<const Proxy*> ready;
   for (const ProxyPtr& p : trace.inputs) ready.insert(p.get());
-  std::vector<BoundSymbol> collectives, waits;  // held back, in trace order
+  // Held back, in trace order: collectives, and waits (with views of waited values).
+  std::vector<BoundSymbol> collectives, waits;
   for (const BoundSymbol& b : trace.bsyms)
     if (is_async_collective(b)) collectives.push_back(b);
   auto emit = [&](const BoundSymbol& b) {
     out.bsyms.push_back(b);
     for (const ProxyPtr& p : b.flat_outputs()) ready.insert(p.get());
   };
+  // Gathers issued and not yet waited for: FSDP's parameter gathers all have
+  // their inputs at the start, and issuing every one at once would hold every
+  // gathered parameter at once. At most kGathersInFlight run ahead.
+  std::unordered_set<const Proxy*> gathers_in_flight;
+  auto issue = [&](std::vector<BoundSymbol>::iterator it) {
+    BoundSymbol c = std::move(*it);
+    collectives.erase(it);
+    if (is_all_gather(c))
+      for (const ProxyPtr& p : c.flat_outputs()) gathers_in_flight.insert(p.get());
+    emit(c);
+  };
   // Issues every held collective whose inputs are ready (in trace order).
   auto issue_ready = [&] {
     for (bool again = true; again;) {
       again = false;
       for (auto it = collectives.begin(); it != collectives.end(); ++it) {
+        if (is_all_gather(*it) && gathers_in_flight.size() >= kGathersInFlight) continue;
         std::vector<ProxyPtr> args = it->flat_args();
         if (std::all_of(args.begin(), args.end(),
                         [&](const ProxyPtr& p) { return ready.count(p.get()) > 0; })) {
-          BoundSymbol c = std::move(*it);
-          collectives.erase(it);
-          emit(c);
+          issue(it);
           again = true;
           break;
         }
       }
     }
   };
-  auto flush_waits_read_by = [&](const BoundSymbol& b) {
-    for (auto it = waits.begin(); it != waits.end();) {
+  // Emits a held statement (a wait, or a view of a waited value), after the
+  // held statements it reads; a wait after its collective (which the
+  // gathers' cap may still hold back).
+  std::function<void(size_t)> flush = [&](size_t i) {
+    BoundSymbol w = std::move(waits[i]);
+    waits.erase(waits.begin() + static_cast<std::ptrdiff_t>(i));
+    for (const ProxyPtr& f : w.flat_args()) {
+      for (size_t j = 0; j < waits.size(); ++j) {
+        const std::vector<ProxyPtr> outs = waits[j].flat_outputs();
+        if (std::find(outs.begin(), outs.end(), f) != outs.end()) {
+          flush(j);
+          break;
+        }
+      }
+      auto held = std::find_if(collectives.begin(), collectives.end(), [&](const BoundSymbol& c) {
+        const std::vector<ProxyPtr> outs = c.flat_outputs();
+        return std::find(outs.begin(), outs.end(), f) != outs.end();
+      });
+      if (held != collectives.end()) issue(held);
+    }
+    const bool is_wait = w.sym == &wait_symbol();
+    if (is_wait)
+      for (const ProxyPtr& f : w.flat_args()) gathers_in_flight.erase(f.get());
+    emit(w);
+    if (is_wait) issue_ready();
+  };
+  auto flush_read_by = [&](const BoundSymbol& b) {
+    for (size_t i = 0; i < waits.size();) {
       std::unordered_set<const Proxy*> outs;
-      for (const ProxyPtr& p : it->flat_outputs()) outs.insert(p.get());
+      for (const ProxyPtr& p : waits[i].flat_outputs()) outs.insert(p.get());
       if (reads_any(b, outs)) {
-        BoundSymbol w = std::move(*it);
-        it = waits.erase(it);
-        emit(w);
+        flush(i);
+        i = 0;  // flush may have emitted others too
       } else {
-        ++it;
+        ++i;
       }
     }
+  };
+  // A shape prim reading only held values (FSDP's slice dropping the padding
+  // rows of a gathered parameter) waits with them: emitting it would force
+  // its wait early.
+  auto reads_only_held = [&](const BoundSymbol& b) {
+    if (!b.sym->is_prim || !b.sym->has_tag(OpTag::SHAPE_OP)) return false;
+    const std::vector<ProxyPtr> args = b.flat_args();
+    return !args.empty() && std::all_of(args.begin(), args.end(), [&](const ProxyPtr& p) {
+      return std::any_of(waits.begin(), waits.end(), [&](const BoundSymbol& w) {
+        const std::vector<ProxyPtr> outs = w.flat_outputs();
+        return std::find(outs.begin(), outs.end(), p) != outs.end();
+      });
+    });
   };
   issue_ready();
   for (const BoundSymbol& b : trace.bsyms) {
     if (is_async_collective(b)) continue;  // issued by issue_ready
-    if (b.sym == &wait_symbol()) {
+    if (b.sym == &wait_symbol() || reads_only_held(b)) {
       waits.push_back(b);
       continue;
     }
-    flush_waits_read_by(b);
+    flush_read_by(b);
     emit(b);
     issue_ready();
   }
   issue_ready();  // (collectives whose inputs never appeared: kept, at the end)
   for (const BoundSymbol& c : collectives) emit(c);
-  for (const BoundSymbol& w : waits) emit(w);
+  while (!waits.empty()) flush(0);
   return out;
 }
 

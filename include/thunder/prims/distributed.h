@@ -16,12 +16,12 @@
 //   prims.reduce_scatter(a, op, group, world_size) -> future
 //       rank r's future is the sum over the ranks of a's r-th dim-0 block
 //       (a's dim 0 a multiple of world_size).
-//   prims.synchronize_sharded(shard, group, world_size, size) -> full
-//       FSDP: every rank's dim-0 shard gathered (blocking), the padding past
-//       `size` rows dropped. Its grad rule pads the gradient, scales it by
-//       1/world_size and reduce-scatters it: each rank gets its shard's part.
-//       Not pinned: ZeRO-3 tags `full` RECOMPUTE_IN_BACKWARD and the
-//       backward gathers again instead of keeping it.
+//   prims.all_gather(a, group, world_size) -> future
+//       every rank's a, stacked along dim 0 in rank order. FSDP gathers its
+//       shards with it; its grad rule scales the gradient by 1/world_size
+//       and reduce-scatters it. all_gather and wait are not pinned for
+//       recomputation (all_reduce and reduce_scatter are): ZeRO-3 tags the
+//       gathered values RECOMPUTE_IN_BACKWARD and the backward gathers again.
 #pragma once
 
 #include <cstdint>
@@ -35,11 +35,11 @@ Value all_reduce(const Value& a, const std::string& op, int64_t group);
 Value wait(const Value& future);
 Value synchronize(const Value& a, int64_t group, int64_t world_size);
 Value reduce_scatter(const Value& a, const std::string& op, int64_t group, int64_t world_size);
-Value synchronize_sharded(const Value& shard, int64_t group, int64_t world_size, int64_t size);
+Value all_gather(const Value& a, int64_t group, int64_t world_size);
 
 // Whether a statement of `sym` communicates: every rank of its group must
 // issue the same ones, in the same order, on the same shapes (all_reduce,
-// reduce_scatter, synchronize_sharded; not wait or synchronize). Its group is its argument named "group".
+// reduce_scatter, all_gather; not wait or synchronize). Its group is its argument named "group".
 bool is_collective(const Symbol& sym);
 
 }  // namespace thunder::prims

@@ -35,8 +35,10 @@ void start_all_reduce_sum(int64_t handle, at::Tensor t);
 // r's `out` becomes the sum over the ranks of their r-th dim-0 block. Gloo
 // has no reduce_scatter: an all-to-all of the blocks, summed in finish(out).
 void start_reduce_scatter_sum(int64_t handle, const at::Tensor& in, at::Tensor out);
-// Gathers every rank's `shard` into `out` (its dim-0 blocks, in rank order)
-// and waits for it: FSDP's parameter gather.
+// Starts gathering every rank's `shard` into `out` (its dim-0 blocks, in
+// rank order); finish(out) completes it.
+void start_all_gather(int64_t handle, const at::Tensor& shard, at::Tensor out);
+// The same, blocking (fsdp's full_parameters).
 void all_gather_into(int64_t handle, const at::Tensor& shard, const at::Tensor& out);
 // Finishes the work pending on `t` (within the group's timeout) and returns
 // `t`; throws thunder::Error if the work failed, timed out or was never started.

@@ -40,16 +40,14 @@ void reduce_scatter_kernel(KernelCall& k) {
   k.set_output(0, std::move(out));
 }
 
-// FSDP's gather: every rank's shard into one buffer, its padding rows cut off
-// (a view).
-void synchronize_sharded_kernel(KernelCall& k) {
+// FSDP's gather: every rank's shard into one buffer of its own.
+void all_gather_kernel(KernelCall& k) {
   const at::Tensor& shard = k.tensor(0);
-  const int64_t world = k.integer(2), size = k.integer(3);
   std::vector<int64_t> full(shard.sizes().begin(), shard.sizes().end());
-  full[0] *= world;
+  full[0] *= k.integer(2);
   at::Tensor out = at::empty(full, shard.options().memory_format(at::MemoryFormat::Contiguous));
-  runtime::all_gather_into(k.integer(1), shard, out);
-  k.set_output(0, size == full[0] ? out : out.narrow(0, 0, size));
+  runtime::start_all_gather(k.integer(1), shard, out);
+  k.set_output(0, std::move(out));
 }
 
 void wait_kernel(KernelCall& k) { k.set_output(0, runtime::finish(k.tensor(0))); }
@@ -65,12 +63,11 @@ struct Entry {
 const std::vector<Entry>& table() {
   static const std::vector<Entry> t = [] {
     prims::ensure_registered();
-    return std::vector<Entry>{
-        {&prims::symbol("prims.all_reduce"), &all_reduce_kernel},
-        {&prims::symbol("prims.wait"), &wait_kernel},
-        {&prims::symbol("prims.synchronize"), &synchronize_kernel},
-        {&prims::symbol("prims.reduce_scatter"), &reduce_scatter_kernel},
-        {&prims::symbol("prims.synchronize_sharded"), &synchronize_sharded_kernel}};
+    return std::vector<Entry>{{&prims::symbol("prims.all_reduce"), &all_reduce_kernel},
+                              {&prims::symbol("prims.wait"), &wait_kernel},
+                              {&prims::symbol("prims.synchronize"), &synchronize_kernel},
+                              {&prims::symbol("prims.reduce_scatter"), &reduce_scatter_kernel},
+                              {&prims::symbol("prims.all_gather"), &all_gather_kernel}};
   }();
   return t;
 }
