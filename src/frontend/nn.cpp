@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "thunder/core/error.h"
@@ -17,7 +18,15 @@ std::vector<at::Tensor> Module::parameters() const {
 std::vector<std::pair<std::string, at::Tensor>> Module::named_parameters() const {
   std::vector<std::pair<std::string, at::Tensor>> out = params_;
   for (const auto& [name, child] : children_)
-    for (auto& [path, t] : child->named_parameters()) out.emplace_back(name + "." + path, t);
+    for (auto& [path, t] : child->named_parameters()) {
+      // A submodule registered twice (shared weights) lists its parameters
+      // once, under the first path, as in torch: an optimizer given both
+      // would step them twice.
+      const bool seen = std::any_of(out.begin(), out.end(), [&](const auto& p) {
+        return p.second.unsafeGetTensorImpl() == t.unsafeGetTensorImpl();
+      });
+      if (!seen) out.emplace_back(name + "." + path, t);
+    }
   return out;
 }
 

@@ -58,6 +58,50 @@ int train_fsdp(const std::string& dir, td::ShardingStrategy strategy) {
   return thunder::cache_misses(jm) == 1 ? 0 : 10;
 }
 
+// Tied weights: one 7-row parameter used by both layers of an autoencoder
+// (x -> tanh(x w^T + b) -> h w). FSDP gathers it once and both layers read
+// the gathered value; its gradient sums both uses before the reduce-scatter.
+struct TiedAutoencoder : thunder::nn::Module {
+  thunder::Tensor w, b;
+  explicit TiedAutoencoder(uint64_t seed) {
+    at::manual_seed(seed);
+    auto o = at::TensorOptions().dtype(at::kDouble);
+    w = register_parameter("w", at::randn({7, kIn}, o) * 0.4);
+    b = register_parameter("b", at::randn({7}, o) * 0.1);
+  }
+  thunder::Tensor forward(const thunder::Tensor& x, const thunder::Tensor&) const {
+    namespace F = thunder::nn::functional;
+    thunder::Tensor d = thunder::matmul(thunder::tanh(F::linear(x, w, b)), w) - x;
+    return (d * d).mean();
+  }
+};
+
+template <typename M>
+std::vector<at::Tensor> train_tied(M& jm, const std::vector<at::Tensor>& params, int64_t rank,
+                                   int64_t world) {
+  auto [x, y] = batch();
+  const int64_t part = kBatch / world;
+  torch::optim::AdamW opt(params, torch::optim::AdamWOptions(kLr));
+  for (int step = 0; step < kSteps; ++step) {
+    opt.zero_grad();
+    jm(x.narrow(0, rank * part, part), y.narrow(0, rank * part, part)).backward();
+    opt.step();
+  }
+  return params;
+}
+
+THUNDER_WORKER(tied_zero3) {
+  td::ProcessGroup pg = td::init_process_group();
+  auto model = std::make_shared<TiedAutoencoder>(100 + pg.rank());
+  auto sharded = td::fsdp(model, pg, {.strategy = td::ShardingStrategy::ZERO3});
+  auto jm = thunder::jit(sharded);
+  train_tied(jm, model->parameters(), pg.rank(), pg.world_size());
+  std::vector<at::Tensor> full;
+  for (auto& [name, t] : sharded->full_parameters()) full.push_back(t);
+  write_doubles(dir + "/params_" + std::to_string(pg.rank()) + ".bin", full);
+  return 0;
+}
+
 THUNDER_WORKER(zero2) { return train_fsdp(dir, td::ShardingStrategy::ZERO2); }
 THUNDER_WORKER(zero3) { return train_fsdp(dir, td::ShardingStrategy::ZERO3); }
 
@@ -99,6 +143,19 @@ TEST(Fsdp, Zero3TwoRanksOnHalfBatchesMatchOneProcessOnTheBatch) {
   expect_matches_one_process(r);
 }
 
+TEST(Fsdp, TiedWeightsMatchOneProcess) {
+  auto r = launch("tied_zero3", 2);
+  expect_ok(r);
+  auto model = std::make_shared<TiedAutoencoder>(100);
+  auto jm = thunder::jit(model);
+  write_doubles(r.dir + "/reference.bin", train_tied(jm, model->parameters(), 0, 1));
+  auto ref = read_doubles(r.dir + "/reference.bin");
+  auto p0 = read_doubles(r.dir + "/params_0.bin"), p1 = read_doubles(r.dir + "/params_1.bin");
+  ASSERT_EQ(p0.size(), static_cast<size_t>(7 * kIn + 7));
+  expect_close(p0, ref, 1e-12, "tied weights: gathered parameters vs one process");
+  EXPECT_EQ(std::memcmp(p0.data(), p1.data(), p0.size() * sizeof(double)), 0);
+}
+
 // The forward gathers each parameter (prims.all_gather, then wait; w2 and b2
 // sliced back to 3 rows), at most two gathers ahead of their waits; the
 // backward reduce-scatters each padded, 1/2-scaled gradient and waits late.
@@ -111,10 +168,12 @@ TEST(Fsdp, TracesShowGathersAndReduceScattersAndZero3SavesLess) {
   const std::string fwd = read_text(z2.dir + "/forward.txt");
   const std::string bwd2 = read_text(z2.dir + "/backward.txt");
   const std::string bwd3 = read_text(z3.dir + "/backward.txt");
-  std::cout << "---- ZeRO-2 forward ----\n" << fwd << "---- ZeRO-2 backward ----\n" << bwd2
-            << "---- ZeRO-3 backward ----\n" << bwd3;
-  for (const char* g : {"(t_module_w1, 0, 2)", "(t_module_b1, 0, 2)", "(t_module_w2, 0, 2)",
-                        "(t_module_b2, 0, 2)"})
+  std::cout << "---- ZeRO-2 forward ----\n"
+            << fwd << "---- ZeRO-2 backward ----\n"
+            << bwd2 << "---- ZeRO-3 backward ----\n"
+            << bwd3;
+  for (const char* g :
+       {"(t_module_w1, 0, 2)", "(t_module_b1, 0, 2)", "(t_module_w2, 0, 2)", "(t_module_b2, 0, 2)"})
     EXPECT_NE(fwd.find(std::string("prims.all_gather") + g), std::string::npos) << g;
   EXPECT_EQ(count(fwd, "= prims.wait("), 4) << fwd;
   EXPECT_EQ(count(fwd, "prims.slice("), 2) << fwd;  // w2 and b2: 4 rows gathered, 3 kept
