@@ -14,9 +14,12 @@
 // Launch N ranks on one machine with `build/bin/thunder-run --nproc N prog args...`.
 #pragma once
 
+#include <torch/nn/module.h>
+
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -93,9 +96,11 @@ struct FsdpOptions {
 
 namespace detail {
 
+using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
+
 // Every rank must wrap the same parameters (names, shapes, dtypes): compared
 // by a hash before any collective sizes them (Gloo aborts on mismatches).
-void check_same_parameters(const nn::Module& m, const ProcessGroup& g, const char* who);
+void check_same_parameters(const NamedTensors& params, const ProcessGroup& g, const char* who);
 
 // The untyped part of DistributedDataParallel (src/frontend/distributed.cpp).
 class DdpBase : public nn::Module,
@@ -103,7 +108,10 @@ class DdpBase : public nn::Module,
                 public thunder::detail::GradientBuckets,
                 public thunder::detail::CollectiveGroups {
  public:
+  // A thunder module, registered as the child "module".
   DdpBase(std::shared_ptr<nn::Module> inner, ProcessGroup group, DdpOptions options);
+  // The parameters of a torch::nn module (TorchDistributedDataParallelImpl).
+  DdpBase(std::function<NamedTensors()> parameters, ProcessGroup group, DdpOptions options);
   DdpBase(const DdpBase&) = delete;
   DdpBase& operator=(const DdpBase&) = delete;
 
@@ -119,13 +127,14 @@ class DdpBase : public nn::Module,
   // parameter that requires grad and has none counts as zeros.
   void average_gradients();
 
- protected:
   // Under a jit trace with synchronization on: each parameter that requires
   // grad becomes prims.synchronize(parameter) for the code that follows.
   void synchronize_parameters() const;
 
  private:
-  std::shared_ptr<nn::Module> inner_;
+  void start();                        // the constructors' shared part
+  std::shared_ptr<nn::Module> inner_;  // null for a torch::nn module
+  std::function<NamedTensors()> parameters_;
   ProcessGroup group_;
   DdpOptions options_;
   std::atomic<bool> sync_{true};
@@ -196,16 +205,13 @@ class FullyShardedDataParallel : public detail::FsdpBase {
 // reduce-scatters their gradients; ZERO3 gathers again in the backward
 // instead of keeping the gathered parameters. Runs under thunder::jit only.
 template <typename M>
-requires std::derived_from<M, nn::Module>
-std::shared_ptr<FullyShardedDataParallel<M>> fsdp(std::shared_ptr<M> model,
-                                                  const ProcessGroup& group,
-                                                  FsdpOptions options = {}) {
+requires std::derived_from<M, nn::Module> std::shared_ptr<FullyShardedDataParallel<M>> fsdp(
+    std::shared_ptr<M> model, const ProcessGroup& group, FsdpOptions options = {}) {
   return std::make_shared<FullyShardedDataParallel<M>>(std::move(model), group, options);
 }
 template <typename M>
-requires std::derived_from<M, nn::Module>
-std::shared_ptr<FullyShardedDataParallel<M>> fsdp(M& model, const ProcessGroup& group,
-                                                  FsdpOptions options = {}) {
+requires std::derived_from<M, nn::Module> std::shared_ptr<FullyShardedDataParallel<M>> fsdp(
+    M& model, const ProcessGroup& group, FsdpOptions options = {}) {
   return fsdp(std::shared_ptr<M>(std::shared_ptr<M>(), &model), group, options);
 }
 
@@ -229,21 +235,59 @@ class DistributedDataParallel : public detail::DdpBase {
   std::shared_ptr<M> module;  // registered as the child "module" (t_module_fc_weight)
 };
 
+// ddp of a torch::nn module: a torch::nn module itself (its child "module" is
+// the model), so thunder::jit captures it like any torch::nn module; its
+// forward synchronizes the parameters first, and the jit reads its
+// thunder-side state (bucket size, process group, no_sync flag).
+template <typename Impl>
+class TorchDistributedDataParallelImpl : public torch::nn::Module {
+ public:
+  TorchDistributedDataParallelImpl(std::shared_ptr<Impl> m, ProcessGroup group, DdpOptions options)
+      : module(register_module("module", std::move(m))),
+        state_(std::make_shared<detail::DdpBase>(
+            [inner = module.get()] {
+              detail::NamedTensors out;
+              for (const auto& p : inner->named_parameters()) out.emplace_back(p.key(), p.value());
+              return out;
+            },
+            std::move(group), options)) {}
+
+  template <typename... A>
+  auto forward(A&&... a) -> decltype(std::declval<Impl&>().forward(std::forward<A>(a)...)) {
+    state_->synchronize_parameters();
+    return module->forward(std::forward<A>(a)...);
+  }
+  // What thunder::jit reads (jit.h: ForeignModule::interfaces) and no_sync sets.
+  detail::DdpBase* thunder_state() const { return state_.get(); }
+
+  std::shared_ptr<Impl> module;
+
+ private:
+  std::shared_ptr<detail::DdpBase> state_;
+};
+
 // Wraps `model` for data-parallel training: broadcasts rank 0's parameters
 // (options.broadcast_parameters), and under thunder::jit averages every
 // parameter's gradient over the group in the backward. Outside of jit the
 // wrapper runs the model as it is (no communication).
 template <typename M>
-requires std::derived_from<M, nn::Module>
-std::shared_ptr<DistributedDataParallel<M>> ddp(std::shared_ptr<M> model, const ProcessGroup& group,
-                                                DdpOptions options = {}) {
+requires std::derived_from<M, nn::Module> std::shared_ptr<DistributedDataParallel<M>> ddp(
+    std::shared_ptr<M> model, const ProcessGroup& group, DdpOptions options = {}) {
   return std::make_shared<DistributedDataParallel<M>>(std::move(model), group, options);
+}
+// The same for a torch::nn module (a holder, as torch::nn::Linear, or a
+// shared_ptr to the Impl): returns a torch::nn module to give thunder::jit.
+template <typename H>
+requires thunder::detail::TorchModulePtr<std::remove_cvref_t<H>>::value auto ddp(
+    const H& model, const ProcessGroup& group, DdpOptions options = {}) {
+  using P = thunder::detail::TorchModulePtr<std::remove_cvref_t<H>>;
+  return std::make_shared<TorchDistributedDataParallelImpl<typename P::Impl>>(P::get(model), group,
+                                                                              options);
 }
 // The same for a module the caller owns (it must outlive the wrapper).
 template <typename M>
-requires std::derived_from<M, nn::Module>
-std::shared_ptr<DistributedDataParallel<M>> ddp(M& model, const ProcessGroup& group,
-                                                DdpOptions options = {}) {
+requires std::derived_from<M, nn::Module> std::shared_ptr<DistributedDataParallel<M>> ddp(
+    M& model, const ProcessGroup& group, DdpOptions options = {}) {
   return ddp(std::shared_ptr<M>(std::shared_ptr<M>(), &model), group, options);
 }
 
@@ -282,6 +326,10 @@ NoSyncGuard no_sync(const Jitted<F>& jitted) {
 template <typename M>
 NoSyncGuard no_sync(const std::shared_ptr<DistributedDataParallel<M>>& model) {
   return NoSyncGuard(*model);
+}
+template <typename Impl>
+NoSyncGuard no_sync(const std::shared_ptr<TorchDistributedDataParallelImpl<Impl>>& model) {
+  return NoSyncGuard(*model->thunder_state());
 }
 
 }  // namespace thunder::distributed

@@ -175,13 +175,13 @@ void ProcessGroup::all_reduce_sum(const at::Tensor& t) const {
 namespace detail {
 
 // Rank 0's hash goes to everyone, and every rank learns whether any rank differs.
-void check_same_parameters(const nn::Module& m, const ProcessGroup& g, const char* who) {
+void check_same_parameters(const NamedTensors& params, const ProcessGroup& g, const char* who) {
   uint64_t h = 1469598103934665603ull;
   auto mix = [&](const std::string& s) {
     for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
     h = (h ^ 0xff) * 1099511628211ull;
   };
-  for (const auto& [name, t] : m.named_parameters()) {
+  for (const auto& [name, t] : params) {
     mix(name);
     mix(std::string(c10::toString(t.scalar_type())));
     for (int64_t s : t.sizes()) mix(std::to_string(s));
@@ -200,13 +200,23 @@ void check_same_parameters(const nn::Module& m, const ProcessGroup& g, const cha
 DdpBase::DdpBase(std::shared_ptr<nn::Module> inner, ProcessGroup group, DdpOptions options)
     : inner_(std::move(inner)), group_(std::move(group)), options_(options) {
   THUNDER_CHECK(inner_ != nullptr, "distributed.ddp: the model is null");
+  register_module("module", inner_);
+  parameters_ = [m = inner_.get()] { return m->named_parameters(); };
+  start();
+}
+
+DdpBase::DdpBase(std::function<NamedTensors()> parameters, ProcessGroup group, DdpOptions options)
+    : parameters_(std::move(parameters)), group_(std::move(group)), options_(options) {
+  start();
+}
+
+void DdpBase::start() {
   THUNDER_CHECK(options_.bucket_size_mb >= 0,
                 "distributed.ddp: bucket_size_mb must be >= 0, got {}", options_.bucket_size_mb);
-  register_module("module", inner_);
-  check_same_parameters(*inner_, group_, "ddp");
+  check_same_parameters(parameters_(), group_, "ddp");
   if (options_.broadcast_parameters) {
     at::NoGradGuard no_grad;
-    for (const auto& [name, t] : inner_->named_parameters()) group_.broadcast(t.detach(), 0);
+    for (const auto& [name, t] : parameters_()) group_.broadcast(t.detach(), 0);
   }
 }
 
@@ -218,7 +228,7 @@ void DdpBase::average_gradients() {
   std::vector<at::Tensor> params;
   std::vector<at::Tensor> flat;
   at::NoGradGuard no_grad;
-  for (const auto& [name, t] : inner_->named_parameters()) {
+  for (const auto& [name, t] : parameters_()) {
     if (!t.requires_grad()) continue;
     params.push_back(t);
     flat.push_back(t.grad().defined() ? t.grad().reshape({-1})
@@ -255,7 +265,7 @@ void DdpBase::synchronize_parameters() const {
   thunder::detail::CaptureTable* captures = thunder::detail::current_captures();
   if (ctx == nullptr || captures == nullptr) return;  // eager: nothing to synchronize
   ctx->grad_enabled = at::GradMode::is_enabled();
-  for (const auto& [name, t] : inner_->named_parameters()) {
+  for (const auto& [name, t] : parameters_()) {
     if (!t.requires_grad()) continue;
     ProxyPtr in = captures->proxy_for(t);
     Value synced = prims::synchronize(Value(in), group_.handle(), group_.world_size());

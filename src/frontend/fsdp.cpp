@@ -20,7 +20,7 @@ FsdpBase::FsdpBase(std::shared_ptr<nn::Module> inner, ProcessGroup group, FsdpOp
     : inner_(std::move(inner)), group_(std::move(group)), options_(options) {
   THUNDER_CHECK(inner_ != nullptr, "distributed.fsdp: the model is null");
   register_module("module", inner_);
-  check_same_parameters(*inner_, group_, "fsdp");
+  check_same_parameters(inner_->named_parameters(), group_, "fsdp");
   at::NoGradGuard no_grad;
   if (options_.broadcast_parameters)
     for (const auto& [name, t] : inner_->named_parameters()) group_.broadcast(t.detach(), 0);

@@ -172,6 +172,7 @@ class JitState {
   JitState(JitOptions o, nn::Module* m, ForeignModule foreign)
       : options(std::move(o)),
         module(m),
+        interfaces(m ? m : foreign.interfaces),
         training_flags(std::move(foreign.training_flags)),
         foreign_tensors(std::move(foreign.named_tensors)),
         foreign_identities(std::move(foreign.add_identities)) {
@@ -185,10 +186,11 @@ class JitState {
     if (module)
       for (const nn::Module* sub : module->modules())
         training_flags.push_back([sub] { return sub->is_training(); });
-    if (const auto* g = dynamic_cast<const GuardedState*>(module)) state_flags = g->guarded_flags();
-    if (const auto* b = dynamic_cast<const GradientBuckets*>(module))
+    if (const auto* g = dynamic_cast<const GuardedState*>(interfaces))
+      state_flags = g->guarded_flags();
+    if (const auto* b = dynamic_cast<const GradientBuckets*>(interfaces))
       gradient_bucket_bytes = b->gradient_bucket_bytes();
-    if (const auto* c = dynamic_cast<const CollectiveGroups*>(module))
+    if (const auto* c = dynamic_cast<const CollectiveGroups*>(interfaces))
       collective_groups = c->collective_groups();
     retrace_every_call = options.cache == "none";  // decided once: no string work per call
     install_cpu_allocator();
@@ -404,6 +406,9 @@ class JitState {
   // Fixed at construction.
   JitOptions options;
   nn::Module* module;
+  // Where GuardedState, GradientBuckets and CollectiveGroups are looked up:
+  // the thunder module, or a torch::nn wrapper's thunder-side state.
+  nn::Module* interfaces;
   // The training flag of each module the callable runs (thunder or torch::nn),
   // outermost first: guarded, so train() and eval() get separate entries.
   std::vector<std::function<bool()>> training_flags;
@@ -589,7 +594,7 @@ std::shared_ptr<JitState> make_jit_state(JitOptions options, nn::Module* module,
   return std::make_shared<JitState>(std::move(options), module, std::move(foreign));
 }
 
-nn::Module* jit_module(const JitState& s) { return s.module; }
+nn::Module* jit_module(const JitState& s) { return s.interfaces; }
 
 void jit_call(JitState& s, CallFrame& frame, TraceFn fn, void* ctx) {
   s.call(frame.scratch(), fn, ctx);

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <thunder/distributed.h>
 #include <thunder/thunder.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
 #include <torch/optim/adamw.h>
 
 #include <cmath>
@@ -53,6 +55,46 @@ int train_ddp(const std::string& dir, double bucket_size_mb) {
   return thunder::cache_misses(jm) == 1 ? 0 : 10;
 }
 
+// The same MLP written with torch::nn (float64), given to ddp unmodified.
+struct TorchMlpImpl : torch::nn::Module {
+  torch::nn::Linear fc1{nullptr}, fc2{nullptr};
+  explicit TorchMlpImpl(uint64_t seed) {
+    at::manual_seed(seed);
+    fc1 = register_module("fc1", torch::nn::Linear(kIn, kHidden));
+    fc2 = register_module("fc2", torch::nn::Linear(kHidden, kOut));
+    to(at::kDouble);
+  }
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& y) {
+    at::Tensor d = fc2(at::tanh(fc1(x))) - y;
+    return (d * d).mean();
+  }
+};
+TORCH_MODULE(TorchMlp);
+
+template <typename J>
+void train_torch(J& jm, TorchMlp& model, int64_t rank, int64_t world) {
+  auto [x, y] = batch();
+  const int64_t part = kBatch / world;
+  torch::optim::AdamW opt(model->parameters(), torch::optim::AdamWOptions(kLr));
+  for (int step = 0; step < kSteps; ++step) {
+    opt.zero_grad();
+    jm(x.narrow(0, rank * part, part), y.narrow(0, rank * part, part)).backward();
+    opt.step();
+  }
+}
+
+THUNDER_WORKER(torch_oracle) {
+  td::ProcessGroup pg = td::init_process_group();
+  TorchMlp model(100 + pg.rank());  // ddp starts every rank from rank 0's
+  auto jm = thunder::jit(td::ddp(model, pg));
+  train_torch(jm, model, pg.rank(), pg.world_size());
+  write_doubles(dir + "/params_" + std::to_string(pg.rank()) + ".bin", model->parameters());
+  if (pg.rank() == 0)
+    write_text(dir + "/backward.txt", thunder::last_backward_traces(jm).back().str());
+  if (pg.collective_checks() != 1) return 11;
+  return thunder::cache_misses(jm) == 1 ? 0 : 10;
+}
+
 THUNDER_WORKER(oracle) { return train_ddp(dir, 25); }
 THUNDER_WORKER(oracle_unbucketed) { return train_ddp(dir, 0); }
 // 0.0005 MiB = 524 bytes: the b2, w2 and b1 gradients (24 + 240 + 80 bytes)
@@ -81,6 +123,24 @@ TEST(Ddp, TwoRanksOnHalfBatchesMatchOneProcessOnTheBatch) {
   double moved = 0;
   for (size_t i = 0; i < p0.size(); ++i) moved = std::max(moved, std::abs(p0[i] - p_init[i]));
   EXPECT_GT(moved, 1e-3);
+}
+
+// ddp of an unmodified torch::nn module: captured, its parameters
+// synchronized the same way (one 25 MiB bucket), the same oracle.
+TEST(Ddp, TorchModuleOnTwoRanksMatchesOneProcess) {
+  auto r = launch("torch_oracle", 2);
+  expect_ok(r);
+  TorchMlp model(100);
+  auto jm = thunder::jit(model);
+  train_torch(jm, model, 0, 1);
+  write_doubles(r.dir + "/reference.bin", model->parameters());
+  auto ref = read_doubles(r.dir + "/reference.bin");
+  auto p0 = read_doubles(r.dir + "/params_0.bin"), p1 = read_doubles(r.dir + "/params_1.bin");
+  ASSERT_EQ(p0.size(), static_cast<size_t>(kHidden * kIn + kHidden + kOut * kHidden + kOut));
+  expect_close(p0, ref, 1e-12, "torch::nn ddp, rank 0 vs one process");
+  EXPECT_EQ(std::memcmp(p0.data(), p1.data(), p0.size() * sizeof(double)), 0);
+  const std::string bwd = read_text(r.dir + "/backward.txt");
+  EXPECT_EQ(count(bwd, "= prims.all_reduce("), 1) << bwd;
 }
 
 // Where the collectives land without buckets: the forward synchronizes each

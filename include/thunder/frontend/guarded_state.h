@@ -44,7 +44,8 @@ class CollectiveGroups {
 };
 
 class JitState;
-// The thunder module a jitted callable was made from, or nullptr.
+// The thunder module a jitted callable was made from (for a wrapper around a
+// torch::nn module: its thunder-side state), or nullptr.
 nn::Module* jit_module(const JitState& s);
 
 }  // namespace thunder::detail

@@ -71,6 +71,10 @@ struct ForeignModule {
   // buffer and submodule the module holds now, without allocating, so that
   // replacing one compiles a new entry instead of reusing tensors it dropped.
   std::function<void(GuardSignature&)> add_identities;
+  // Optional: the thunder-side state of a wrapper around a torch::nn module
+  // (distributed::ddp), whose guarded flags, gradient buckets and process
+  // groups the jit reads as it reads a thunder module's (guarded_state.h).
+  nn::Module* interfaces = nullptr;
 };
 
 std::shared_ptr<JitState> make_jit_state(JitOptions options, nn::Module* module,
@@ -512,6 +516,7 @@ auto jit(const H& model, JitOptions options = {}) {
   foreign.add_identities = [m = impl.get()](GuardSignature& sig) {
     detail::add_torch_module_identities(*m, sig);
   };
+  if constexpr (requires { impl->thunder_state(); }) foreign.interfaces = impl->thunder_state();
   return Jitted<detail::TorchForward<Impl>>(detail::TorchForward<Impl>{std::move(impl)},
                                             std::move(options), std::move(foreign));
 }
