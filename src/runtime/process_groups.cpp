@@ -4,6 +4,7 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
@@ -34,6 +35,7 @@ struct Pending {
 // work keyed by the result's TensorImpl.
 struct State {
   std::mutex mu;
+  WaitStats waited;  // under mu
   std::vector<Group> groups;
   std::unordered_map<const void*, Pending> pending;
 };
@@ -170,10 +172,18 @@ at::Tensor finish(const at::Tensor& t) {
   Group g = group_of(p.group, "prims.wait");
   bool done = false;
   std::string why;
+  const auto start = std::chrono::steady_clock::now();
   try {
     done = p.work->wait(g.timeout);
   } catch (const std::exception& e) {
     why = e.what();
+  }
+  {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.waited.seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ++s.waited.waits;
   }
   THUNDER_CHECK(done && why.empty(),
                 "prims.wait: the collective on process group {} failed on rank {} of {} (a rank "
@@ -188,6 +198,12 @@ at::Tensor finish(const at::Tensor& t) {
     at::sum_out(p.tensor, p.received.view(blocks), {0});
   }
   return t;
+}
+
+WaitStats wait_stats() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.waited;
 }
 
 int64_t group_rank(int64_t handle) {

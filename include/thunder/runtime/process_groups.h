@@ -63,6 +63,14 @@ int64_t comparisons(int64_t handle);
 int64_t group_rank(int64_t handle);
 int64_t group_size(int64_t handle);
 
+// Time this process has spent blocked in finish (prims.wait), and how many
+// waits: what communication did not overlap (bench/distributed_bench.cpp).
+struct WaitStats {
+  double seconds = 0;
+  int64_t waits = 0;
+};
+WaitStats wait_stats();
+
 // Work started and not yet finished (0 after every complete program run).
 int64_t pending_work();
 

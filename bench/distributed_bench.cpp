@@ -1,0 +1,231 @@
+// Data-parallel training per rank, 2 ranks on this machine (run it with
+// `build/bin/thunder-run --nproc 2 build/bench/distributed_bench [--steps N]`):
+// the char-GPT of the demo (B16 T64 C128, 2 layers, batch split over the
+// ranks) one step at a time with
+//   eager     torch::nn (the same model in libtorch), one flat all-reduce of
+//             every gradient after the backward: the baseline;
+//   ddp-0     thunder DDP without buckets (an all-reduce per gradient);
+//   ddp       thunder DDP with 25 MiB buckets;
+//   zero2     thunder FSDP, gathered parameters kept for the backward;
+//   zero3     thunder FSDP, gathered again in the backward.
+// Modes run in turn, step by step (interleaved), from the same weights.
+// Rank 0 prints per mode: the step time (median [min, max]); time blocked in
+// waits per step (communication that did not overlap computation); bytes
+// given to collectives per step; parameter + gradient + AdamW bytes held per
+// rank; saved-for-backward bytes; peak live bytes during a step. Two cores
+// cannot show a speedup; they show overhead, overlap and memory.
+#include <ATen/ATen.h>
+#include <thunder/distributed.h>
+#include <thunder/prims/distributed.h>
+#include <thunder/runtime/memory_meter.h>
+#include <thunder/runtime/process_groups.h>
+#include <thunder/thunder.h>
+#include <torch/optim/adamw.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "char_gpt.h"
+#include "torch_char_gpt.h"
+
+namespace td = thunder::distributed;
+
+namespace {
+
+constexpr int64_t kVocab = 65, kContext = 64, kBatch = 16, kDim = 128, kHeads = 4, kLayers = 2;
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
+}
+
+struct Mode {
+  std::string name;
+  std::function<at::Tensor(const at::Tensor&, const at::Tensor&)> step;  // returns the loss
+  std::function<int64_t()> state_bytes;       // parameters + gradients + AdamW state
+  std::function<int64_t()> collective_bytes;  // given to collectives per step
+  std::function<int64_t()> saved_bytes;
+  std::vector<double> ms, blocked_ms, peak;
+};
+
+int64_t adamw_bytes(const torch::optim::AdamW& opt, const std::vector<at::Tensor>& params) {
+  int64_t n = 0;
+  for (const at::Tensor& p : params) {
+    n += p.nbytes();
+    if (p.grad().defined()) n += p.grad().nbytes();
+  }
+  for (const auto& [key, state] : opt.state()) {
+    const auto& s = static_cast<const torch::optim::AdamWParamState&>(*state);
+    n += s.exp_avg().nbytes() + s.exp_avg_sq().nbytes();
+  }
+  return n;
+}
+
+template <typename J>
+int64_t trace_collective_bytes(const J& jm) {
+  int64_t n = 0;
+  std::vector<thunder::Trace> traces = {thunder::last_traces(jm).back(),
+                                        thunder::last_backward_traces(jm).back()};
+  for (const thunder::Trace& t : traces)
+    for (const thunder::BoundSymbol& b : t.bsyms)
+      if (thunder::prims::is_collective(*b.sym)) {
+        const thunder::Proxy& p = *b.args.at(0).proxy();
+        n += p.numel() * thunder::item_size(p.dtype);
+      }
+  return n;
+}
+
+template <typename J>
+int64_t trace_saved_bytes(const J& jm) {
+  int64_t n = 0;
+  for (const thunder::TensorInfo& s : thunder::last_saved_for_backward(jm)) n += s.bytes;
+  return n;
+}
+
+struct Stats {
+  double median, min, max;
+};
+Stats stats(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return {v[v.size() / 2], v.front(), v.back()};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int steps = 12;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--steps") && i + 1 < argc) {
+      steps = std::atoi(argv[++i]);
+    } else {
+      std::fprintf(stderr, "usage: thunder-run --nproc 2 distributed_bench [--steps N]\n");
+      return 2;
+    }
+  }
+  thunder::MemoryMeter::install();
+  td::ProcessGroup pg = td::init_process_group();
+  const int64_t rank = pg.rank(), world = pg.world_size(), share = kBatch / world;
+  at::manual_seed(5);
+  std::vector<std::pair<at::Tensor, at::Tensor>> batches;
+  for (int s = 0; s <= steps; ++s)
+    batches.emplace_back(at::randint(kVocab, {kBatch, kContext}, at::kLong),
+                         at::randint(kVocab, {kBatch, kContext}, at::kLong));
+
+  std::vector<Mode> modes;
+  double eager_blocked_ms = 0;  // the eager mode's all-reduce, which blocks
+  // Eager libtorch: backward, then every gradient packed, scaled and
+  // all-reduced at once, then AdamW.
+  at::manual_seed(1);
+  thunder::models::TorchCharGPT eager_model(kVocab, kContext, kDim, kHeads, kLayers);
+  auto eager_params = eager_model->parameters();
+  auto eager_opt = std::make_shared<torch::optim::AdamW>(eager_params);
+  modes.push_back({"eager libtorch + flat all-reduce",
+                   [&](const at::Tensor& x, const at::Tensor& y) {
+                     eager_opt->zero_grad();
+                     at::Tensor loss = eager_model(x, y);
+                     loss.backward();
+                     std::vector<at::Tensor> flat;
+                     for (const at::Tensor& p : eager_params) flat.push_back(p.grad().view(-1));
+                     at::Tensor packed = at::cat(flat) / static_cast<double>(world);
+                     const auto t0 = std::chrono::steady_clock::now();
+                     pg.all_reduce_sum(packed);  // blocking: all of it is waiting
+                     eager_blocked_ms += std::chrono::duration<double, std::milli>(
+                                             std::chrono::steady_clock::now() - t0)
+                                             .count();
+                     int64_t offset = 0;
+                     for (const at::Tensor& p : eager_params) {
+                       p.grad().copy_(packed.narrow(0, offset, p.numel()).view_as(p));
+                       offset += p.numel();
+                     }
+                     eager_opt->step();
+                     return loss;
+                   },
+                   [&] { return adamw_bytes(*eager_opt, eager_params); },
+                   [&] {
+                     int64_t n = 0;
+                     for (const at::Tensor& p : eager_params) n += p.nbytes();
+                     return n;
+                   },
+                   [] { return int64_t{-1}; }});
+
+  // The thunder modes: each its own model from the same seed.
+  auto add_thunder = [&](const std::string& name, auto make_wrapper) {
+    at::manual_seed(1);
+    auto model =
+        std::make_shared<thunder::models::CharGPT>(kVocab, kContext, kDim, kHeads, kLayers);
+    auto wrapped = make_wrapper(model);
+    auto jm = std::make_shared<decltype(thunder::jit(wrapped))>(thunder::jit(wrapped));
+    auto params = std::make_shared<std::vector<at::Tensor>>(model->parameters());
+    auto opt = std::make_shared<torch::optim::AdamW>(*params);
+    modes.push_back({name,
+                     [jm, opt, model, wrapped](const at::Tensor& x, const at::Tensor& y) {
+                       opt->zero_grad();
+                       thunder::Tensor loss = (*jm)(x, y);
+                       loss.backward();
+                       opt->step();
+                       return loss.aten();
+                     },
+                     [opt, params] { return adamw_bytes(*opt, *params); },
+                     [jm] { return trace_collective_bytes(*jm); },
+                     [jm] { return trace_saved_bytes(*jm); }});
+  };
+  add_thunder("thunder ddp, no buckets",
+              [&](auto m) { return td::ddp(m, pg, {.bucket_size_mb = 0}); });
+  add_thunder("thunder ddp, 25 MiB buckets", [&](auto m) { return td::ddp(m, pg); });
+  add_thunder("thunder fsdp ZeRO-2",
+              [&](auto m) { return td::fsdp(m, pg, {.strategy = td::ShardingStrategy::ZERO2}); });
+  add_thunder("thunder fsdp ZeRO-3",
+              [&](auto m) { return td::fsdp(m, pg, {.strategy = td::ShardingStrategy::ZERO3}); });
+
+  for (int s = 0; s <= steps; ++s) {
+    const at::Tensor x = batches[s].first.narrow(0, rank * share, share);
+    const at::Tensor y = batches[s].second.narrow(0, rank * share, share);
+    for (Mode& m : modes) {
+      pg.barrier();  // both ranks start the mode's step together
+      const double waited = thunder::runtime::wait_stats().seconds + eager_blocked_ms / 1e3;
+      thunder::MemoryMeter::reset_peak();
+      const int64_t before = thunder::MemoryMeter::live_bytes();
+      const auto t0 = std::chrono::steady_clock::now();
+      (void)m.step(x, y);
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (s == 0) continue;  // compiles
+      m.ms.push_back(ms);
+      m.blocked_ms.push_back(
+          1e3 * (thunder::runtime::wait_stats().seconds + eager_blocked_ms / 1e3 - waited));
+      m.peak.push_back(static_cast<double>(thunder::MemoryMeter::peak_bytes() - before));
+    }
+  }
+  if (rank != 0) return 0;
+  std::printf(
+      "distributed_bench: char-GPT B%lld T%lld C%lld, %lld layers, %lld ranks (%lld each), "
+      "%d steps after the first; %s, %u hardware threads\n",
+      static_cast<long long>(kBatch), static_cast<long long>(kContext),
+      static_cast<long long>(kDim), static_cast<long long>(kLayers), static_cast<long long>(world),
+      static_cast<long long>(share), steps, cpu_model().c_str(),
+      std::thread::hardware_concurrency());
+  std::printf("%-34s %24s %14s %12s %12s %10s %12s\n", "rank 0, per step", "step ms [min, max]",
+              "blocked in wait", "collective", "params+grads", "saved", "peak live");
+  std::printf("%-34s %24s %14s %12s %12s %10s %12s\n", "", "", "ms", "KB", "+AdamW KB", "KB", "KB");
+  for (Mode& m : modes) {
+    const Stats t = stats(m.ms), b = stats(m.blocked_ms), p = stats(m.peak);
+    const int64_t saved = m.saved_bytes();
+    char step[64];
+    std::snprintf(step, sizeof step, "%.1f [%.1f, %.1f]", t.median, t.min, t.max);
+    std::printf("%-34s %24s %14.1f %12.1f %12.1f %10s %12.1f\n", m.name.c_str(), step, b.median,
+                m.collective_bytes() / 1024.0, m.state_bytes() / 1024.0,
+                saved < 0 ? "-" : std::to_string(saved / 1024).c_str(), p.median / 1024.0);
+  }
+  return 0;
+}
