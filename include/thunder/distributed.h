@@ -90,6 +90,9 @@ enum class ShardingStrategy {
 
 struct FsdpOptions {
   ShardingStrategy strategy = ShardingStrategy::ZERO2;
+  // Gradients are reduce-scattered in greedy buckets of at most this size
+  // (MiB), in the order the backward produces them; 0: one per parameter.
+  double bucket_size_mb = 25;
   // Copy rank 0's parameters to every rank before sharding.
   bool broadcast_parameters = true;
 };
@@ -143,7 +146,9 @@ class DdpBase : public nn::Module,
 DdpBase& ddp_of(nn::Module* m);  // throws thunder::Error if m is not a ddp(...) module
 
 // The untyped part of FullyShardedDataParallel (src/frontend/fsdp.cpp).
-class FsdpBase : public nn::Module, public thunder::detail::CollectiveGroups {
+class FsdpBase : public nn::Module,
+                 public thunder::detail::GradientBuckets,
+                 public thunder::detail::CollectiveGroups {
  public:
   FsdpBase(std::shared_ptr<nn::Module> inner, ProcessGroup group, FsdpOptions options);
   FsdpBase(const FsdpBase&) = delete;
@@ -152,6 +157,7 @@ class FsdpBase : public nn::Module, public thunder::detail::CollectiveGroups {
   const ProcessGroup& process_group() const { return group_; }
   const FsdpOptions& options() const { return options_; }
   std::vector<int64_t> collective_groups() const override;
+  int64_t gradient_bucket_bytes() const override;
   // The whole parameters, gathered from every rank's shard (a collective:
   // every rank calls it), by name, as the model had them before sharding.
   std::vector<std::pair<std::string, at::Tensor>> full_parameters() const;

@@ -19,6 +19,8 @@ namespace thunder::distributed::detail {
 FsdpBase::FsdpBase(std::shared_ptr<nn::Module> inner, ProcessGroup group, FsdpOptions options)
     : inner_(std::move(inner)), group_(std::move(group)), options_(options) {
   THUNDER_CHECK(inner_ != nullptr, "distributed.fsdp: the model is null");
+  THUNDER_CHECK(options_.bucket_size_mb >= 0,
+                "distributed.fsdp: bucket_size_mb must be >= 0, got {}", options_.bucket_size_mb);
   register_module("module", inner_);
   check_same_parameters(inner_->named_parameters(), group_, "fsdp");
   at::NoGradGuard no_grad;
@@ -46,6 +48,10 @@ FsdpBase::FsdpBase(std::shared_ptr<nn::Module> inner, ProcessGroup group, FsdpOp
 }
 
 std::vector<int64_t> FsdpBase::collective_groups() const { return {group_.handle()}; }
+
+int64_t FsdpBase::gradient_bucket_bytes() const {
+  return static_cast<int64_t>(options_.bucket_size_mb * 1024 * 1024);
+}
 
 std::vector<std::pair<std::string, at::Tensor>> FsdpBase::full_parameters() const {
   at::NoGradGuard no_grad;

@@ -14,16 +14,17 @@ namespace thunder {
 namespace {
 
 struct Member {
-  size_t reduce = 0;  // index of its all_reduce statement
+  size_t reduce = 0;  // index of its all_reduce or reduce_scatter statement
   size_t wait = 0;    // index of the wait that reads it
   Value grad;         // what is reduced (the gradient already scaled by 1/world)
   int64_t group = 0;
-  ProxyPtr result;  // the wait's output, which the unpacking makes
+  int64_t world = 0;  // a reduce_scatter's world size; 0 for an all_reduce
+  ProxyPtr result;    // the wait's output, which the unpacking makes
 };
 
 bool same_kind(const Member& a, const Member& b) {
   const Proxy &x = *a.grad.proxy(), &y = *b.grad.proxy();
-  return a.group == b.group && x.dtype == y.dtype && x.device == y.device;
+  return a.group == b.group && a.world == b.world && x.dtype == y.dtype && x.device == y.device;
 }
 
 // How many statements (and the trace's output) read each value.
@@ -42,19 +43,22 @@ std::unordered_map<const Proxy*, int> use_counts(const Trace& t) {
 Trace bucket_all_reduces(const Trace& trace, int64_t bucket_bytes) {
   if (bucket_bytes <= 0) return trace;
   const Symbol& all_reduce = prims::symbol("prims.all_reduce");
+  const Symbol& reduce_scatter = prims::symbol("prims.reduce_scatter");
   const Symbol& wait = prims::symbol("prims.wait");
   const auto& bs = trace.bsyms;
   auto uses = use_counts(trace);
 
-  // Each all_reduce read by exactly one wait (and nothing else) is a candidate.
+  // Each all_reduce or reduce_scatter read by exactly one wait (and nothing
+  // else) is a candidate.
   std::vector<Member> members;
   for (size_t i = 0; i < bs.size(); ++i) {
-    if (bs[i].sym != &all_reduce) continue;
+    if (bs[i].sym != &all_reduce && bs[i].sym != &reduce_scatter) continue;
     const ProxyPtr& f = bs[i].output.proxy();
     if (uses[f.get()] != 1) continue;
     Member m;
     m.reduce = i;
     m.group = bs[i].args[2].as_int();
+    if (bs[i].sym == &reduce_scatter) m.world = bs[i].args[3].as_int();
     bool found = false;
     for (size_t j = i + 1; j < bs.size() && !found; ++j)
       if (bs[j].sym == &wait && bs[j].args[0].is_proxy() && bs[j].args[0].proxy() == f) {
@@ -131,16 +135,23 @@ Trace bucket_all_reduces(const Trace& trace, int64_t bucket_bytes) {
     // Pack: flatten, concatenate; reduce; wait. Each gradient keeps its own
     // 1/world scale (the grad rule's div, as without buckets: the same bits),
     // which cpu_fuser fuses with the cat into one pass that writes the pack.
+    // A reduce_scatter's pack is [world, n]: row r holds every member's r-th
+    // dim-0 block, so rank r's result row is its blocks, in member order.
+    const int64_t world = first.world;
     std::vector<BoundSymbol> pack;
     ctx.push_scope(&pack, nullptr);
     std::vector<Value> flat;
     for (size_t k : bucket) {
       const Proxy& g = *members[k].grad.proxy();
-      flat.push_back(g.ndim() == 1 ? members[k].grad
-                                   : prims::reshape(members[k].grad, {g.numel()}));
+      if (world > 0)
+        flat.push_back(prims::reshape(members[k].grad, {world, g.numel() / world}));
+      else
+        flat.push_back(g.ndim() == 1 ? members[k].grad
+                                     : prims::reshape(members[k].grad, {g.numel()}));
     }
-    Value packed = prims::cat(flat, 0);
-    Value future = prims::all_reduce(packed, "sum", first.group);
+    Value packed = prims::cat(flat, world > 0 ? 1 : 0);
+    Value future = world > 0 ? prims::reduce_scatter(packed, "sum", first.group, world)
+                             : prims::all_reduce(packed, "sum", first.group);
     ctx.pop_scope();
     // The pack keeps the members' statement tags (BACKWARD), so that fusion
     // puts it with their scales.
@@ -151,6 +162,7 @@ Trace bucket_all_reduces(const Trace& trace, int64_t bucket_bytes) {
     Unpack u;
     ctx.push_scope(&u.stmts, nullptr);
     Value reduced = prims::wait(future);
+    if (world > 0) reduced = prims::reshape(reduced, {reduced.proxy()->numel()});
     int64_t offset = 0;
     for (size_t k : bucket) {
       const Member& m = members[k];

@@ -24,11 +24,11 @@ namespace {
 
 // Trains the fsdp MLP on this rank's half of the batch; writes the gathered
 // parameters, the shards' shapes, rank 0's traces and saved bytes.
-int train_fsdp(const std::string& dir, td::ShardingStrategy strategy) {
+int train_fsdp(const std::string& dir, td::ShardingStrategy strategy, double bucket_size_mb = 0) {
   td::ProcessGroup pg = td::init_process_group();
   const int rank = static_cast<int>(pg.rank());
   auto model = std::make_shared<Mlp>(100 + rank);  // fsdp starts from rank 0's values
-  auto sharded = td::fsdp(model, pg, {.strategy = strategy});
+  auto sharded = td::fsdp(model, pg, {.strategy = strategy, .bucket_size_mb = bucket_size_mb});
   auto jm = thunder::jit(sharded);
   auto [x, y] = batch();
   const int64_t half = kBatch / pg.world_size();
@@ -103,6 +103,7 @@ THUNDER_WORKER(tied_zero3) {
 }
 
 THUNDER_WORKER(zero2) { return train_fsdp(dir, td::ShardingStrategy::ZERO2); }
+THUNDER_WORKER(zero2_bucketed) { return train_fsdp(dir, td::ShardingStrategy::ZERO2, 25); }
 THUNDER_WORKER(zero3) { return train_fsdp(dir, td::ShardingStrategy::ZERO3); }
 
 void expect_matches_one_process(const Launch& r) {
@@ -141,6 +142,25 @@ TEST(Fsdp, Zero3TwoRanksOnHalfBatchesMatchOneProcessOnTheBatch) {
   auto r = launch("zero3", 2);
   expect_ok(r);
   expect_matches_one_process(r);
+}
+
+// 25 MiB buckets: one reduce_scatter of a [2, n] pack (row r: every
+// gradient's r-th block) instead of four; the same parameters, bit for bit.
+TEST(Fsdp, BucketedReduceScatterGivesBitwiseEqualParameters) {
+  auto bucketed = launch("zero2_bucketed", 2);
+  expect_ok(bucketed);
+  auto single = launch("zero2", 2);
+  expect_ok(single);
+  const std::string bwd = read_text(bucketed.dir + "/backward.txt");
+  std::cout << bwd;
+  EXPECT_EQ(count(bwd, "= prims.reduce_scatter("), 1) << bwd;
+  EXPECT_NE(bwd.find("prims.cat("), std::string::npos) << bwd;
+  for (const char* f : {"/params_0.bin", "/params_1.bin"}) {
+    auto a = read_doubles(bucketed.dir + f), b = read_doubles(single.dir + f);
+    ASSERT_EQ(a.size(), b.size());
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(double)), 0) << f;
+  }
+  expect_matches_one_process(bucketed);
 }
 
 TEST(Fsdp, TiedWeightsMatchOneProcess) {

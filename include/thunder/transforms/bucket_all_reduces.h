@@ -1,4 +1,5 @@
-// Gradient bucketing: the all_reduces of a trace (in the order they appear,
+// Gradient bucketing: the all_reduces of a trace, and its reduce_scatters
+// (FSDP), each kind on its own (in the order they appear,
 // which in a backward is the order gradients are produced) are grouped
 // greedily into buckets of at most `bucket_bytes` (a bucket holds at least
 // one tensor); each bucket of two or more becomes one all_reduce of a flat
@@ -10,7 +11,9 @@
 // (reshaped) take the place of each member's wait result; they sit just
 // before the first statement that reads any of them (or at the end), so the
 // wait can stay late. Members share the group, dtype and device; others
-// start a new bucket. bucket_bytes <= 0 changes nothing.
+// start a new bucket. A reduce_scatter bucket packs [world, n] (row r: every
+// member's r-th dim-0 block), so each rank's result row is its shards'
+// blocks one after the other. bucket_bytes <= 0 changes nothing.
 #pragma once
 
 #include <cstdint>
