@@ -15,6 +15,17 @@ inline void copy_parameters(torch::nn::Module& from, torch::nn::Module& to) {
   for (size_t i = 0; i < src.size(); ++i) dst[i].copy_(src[i]);
 }
 
+// Every parameter of `jitted` is within tol of eager's (after training both).
+inline void expect_same_parameters(torch::nn::Module& eager, torch::nn::Module& jitted,
+                                   double tol) {
+  auto pe = eager.named_parameters(), pj = jitted.named_parameters();
+  ASSERT_EQ(pe.size(), pj.size());
+  for (size_t i = 0; i < pe.size(); ++i)
+    EXPECT_TRUE(at::allclose(pj[i].value(), pe[i].value(), tol, tol))
+        << pe[i].key() << ": max diff "
+        << (pj[i].value() - pe[i].value()).abs().max().item<double>();
+}
+
 // Every parameter of `jitted` has a gradient within tol of eager's.
 inline void expect_same_gradients(torch::nn::Module& eager, torch::nn::Module& jitted, double tol) {
   auto pe = eager.named_parameters(), pj = jitted.named_parameters();

@@ -29,6 +29,7 @@ struct BlockImpl : torch::nn::Module {
 TORCH_MODULE(Block);
 
 using test::copy_parameters;
+using test::expect_same_parameters;
 
 TEST(CaptureModules, TorchModuleTrainsWithAdamWLikeEager) {
   torch::manual_seed(0);
@@ -51,9 +52,7 @@ TEST(CaptureModules, TorchModuleTrainsWithAdamWLikeEager) {
     lj.backward();
     opt_j.step();
   }
-  auto pe = eager->parameters(), pj = jitted->parameters();
-  for (size_t i = 0; i < pe.size(); ++i)
-    EXPECT_TRUE(at::allclose(pj[i], pe[i], 1e-10, 1e-10)) << "parameter " << i;
+  expect_same_parameters(*eager, *jitted, 1e-10);
   EXPECT_EQ(cache_misses(jm), 1);
   EXPECT_EQ(cache_hits(jm), 4);
   // Parameters are the trace's inputs, named by their path in the module.
@@ -303,9 +302,7 @@ TEST(CaptureModules, SequentialIsCapturedAndTrainsLikeEager) {
     opt_e.step();
     opt_j.step();
   }
-  auto pe = eager->parameters(), pj = jitted->parameters();
-  for (size_t i = 0; i < pe.size(); ++i)
-    EXPECT_TRUE(at::allclose(pj[i], pe[i], 1e-12, 1e-12)) << "parameter " << i;
+  expect_same_parameters(*eager, *jitted, 1e-12);
   EXPECT_EQ(cache_misses(jm), 1);
   EXPECT_NE(last_traces(jm).front().str().find("t_0_weight"), std::string::npos)
       << last_traces(jm).front();

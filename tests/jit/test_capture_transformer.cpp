@@ -28,6 +28,7 @@ TORCH_MODULE(SelfAttention);
 
 using test::copy_parameters;
 using test::expect_same_gradients;
+using test::expect_same_parameters;
 
 std::string expect_error(const std::function<void()>& f) {
   try {
@@ -128,9 +129,7 @@ TEST(CaptureTransformer, PlainLibtorchCharGPTTrainsLikeEager) {
     opt_e.step();
     opt_j.step();
   }
-  auto pe = eager->parameters(), pj = jitted->parameters();
-  for (size_t i = 0; i < pe.size(); ++i)
-    EXPECT_TRUE(at::allclose(pj[i], pe[i], 1e-10, 1e-10)) << "parameter " << i;
+  expect_same_parameters(*eager, *jitted, 1e-10);
   EXPECT_EQ(cache_misses(jm), 1);
   EXPECT_EQ(cache_hits(jm), 4);
   // Named by their path in the module, as for thunder modules.
