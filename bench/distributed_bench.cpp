@@ -50,13 +50,42 @@ std::string cpu_model() {
   return "unknown CPU";
 }
 
+// Runs the collectives of these traces one after the other, each waited for
+// at once, on zero tensors of their shapes: their time without computation
+// to overlap (ms).
+double collectives_alone_ms(const std::vector<thunder::Trace>& traces) {
+  namespace rt = thunder::runtime;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const thunder::Trace& t : traces)
+    for (const thunder::BoundSymbol& b : t.bsyms) {
+      if (!thunder::prims::is_collective(*b.sym)) continue;
+      const thunder::Proxy& p = *b.args.at(0).proxy();
+      at::Tensor in = at::zeros(p.shape, at::TensorOptions().dtype(at::kFloat));
+      const std::string& id = b.sym->id;
+      if (id == "prims.all_reduce") {
+        rt::start_all_reduce_sum(b.args.at(2).as_int(), in);
+        rt::finish(in);
+      } else {
+        const thunder::Proxy& o = *b.output.proxy();
+        at::Tensor out = at::empty(o.shape, in.options());
+        if (id == "prims.reduce_scatter")
+          rt::start_reduce_scatter_sum(b.args.at(2).as_int(), in, out);
+        else
+          rt::start_all_gather(b.args.at(1).as_int(), in, out);
+        rt::finish(out);
+      }
+    }
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
 struct Mode {
   std::string name;
   std::function<at::Tensor(const at::Tensor&, const at::Tensor&)> step;  // returns the loss
   std::function<int64_t()> state_bytes;       // parameters + gradients + AdamW state
   std::function<int64_t()> collective_bytes;  // given to collectives per step
   std::function<int64_t()> saved_bytes;
-  std::vector<double> ms, blocked_ms, peak;
+  std::function<std::vector<thunder::Trace>()> traces;  // none for eager
+  std::vector<double> ms, blocked_ms, peak, alone_ms;
 };
 
 int64_t adamw_bytes(const torch::optim::AdamW& opt, const std::vector<at::Tensor>& params) {
@@ -157,7 +186,8 @@ int main(int argc, char** argv) {
                      for (const at::Tensor& p : eager_params) n += p.nbytes();
                      return n;
                    },
-                   [] { return int64_t{-1}; }});
+                   [] { return int64_t{-1}; },
+                   {}});
 
   // The thunder modes: each its own model from the same seed.
   auto add_thunder = [&](const std::string& name, auto make_wrapper) {
@@ -168,17 +198,21 @@ int main(int argc, char** argv) {
     auto jm = std::make_shared<decltype(thunder::jit(wrapped))>(thunder::jit(wrapped));
     auto params = std::make_shared<std::vector<at::Tensor>>(model->parameters());
     auto opt = std::make_shared<torch::optim::AdamW>(*params);
-    modes.push_back({name,
-                     [jm, opt, model, wrapped](const at::Tensor& x, const at::Tensor& y) {
-                       opt->zero_grad();
-                       thunder::Tensor loss = (*jm)(x, y);
-                       loss.backward();
-                       opt->step();
-                       return loss.aten();
-                     },
-                     [opt, params] { return adamw_bytes(*opt, *params); },
-                     [jm] { return trace_collective_bytes(*jm); },
-                     [jm] { return trace_saved_bytes(*jm); }});
+    modes.push_back(
+        {name,
+         [jm, opt, model, wrapped](const at::Tensor& x, const at::Tensor& y) {
+           opt->zero_grad();
+           thunder::Tensor loss = (*jm)(x, y);
+           loss.backward();
+           opt->step();
+           return loss.aten();
+         },
+         [opt, params] { return adamw_bytes(*opt, *params); },
+         [jm] { return trace_collective_bytes(*jm); }, [jm] { return trace_saved_bytes(*jm); },
+         [jm] {
+           return std::vector<thunder::Trace>{thunder::last_traces(*jm).back(),
+                                              thunder::last_backward_traces(*jm).back()};
+         }});
   };
   add_thunder("thunder ddp, no buckets",
               [&](auto m) { return td::ddp(m, pg, {.bucket_size_mb = 0}); });
@@ -207,6 +241,15 @@ int main(int argc, char** argv) {
       m.peak.push_back(static_cast<double>(thunder::MemoryMeter::peak_bytes() - before));
     }
   }
+  // The same collectives alone, 5 times each (both ranks run the same ones).
+  for (Mode& m : modes) {
+    if (!m.traces) continue;
+    const std::vector<thunder::Trace> traces = m.traces();
+    for (int r = 0; r < 5; ++r) {
+      pg.barrier();
+      m.alone_ms.push_back(collectives_alone_ms(traces));
+    }
+  }
   if (rank != 0) return 0;
   std::printf(
       "distributed_bench: char-GPT B%lld T%lld C%lld, %lld layers, %lld ranks (%lld each), "
@@ -215,16 +258,27 @@ int main(int argc, char** argv) {
       static_cast<long long>(kDim), static_cast<long long>(kLayers), static_cast<long long>(world),
       static_cast<long long>(share), steps, cpu_model().c_str(),
       std::thread::hardware_concurrency());
-  std::printf("%-34s %24s %14s %12s %12s %10s %12s\n", "rank 0, per step", "step ms [min, max]",
-              "blocked in wait", "collective", "params+grads", "saved", "peak live");
-  std::printf("%-34s %24s %14s %12s %12s %10s %12s\n", "", "", "ms", "KB", "+AdamW KB", "KB", "KB");
+  std::printf("%-34s %24s %10s %10s %8s %11s %12s %8s %10s\n", "rank 0, per step",
+              "step ms [min, max]", "blocked", "alone", "overlap", "collective", "params+grads",
+              "saved", "peak live");
+  std::printf("%-34s %24s %10s %10s %8s %11s %12s %8s %10s\n", "", "", "in wait ms", "ms", "", "KB",
+              "+AdamW KB", "KB", "KB");
   for (Mode& m : modes) {
     const Stats t = stats(m.ms), b = stats(m.blocked_ms), p = stats(m.peak);
     const int64_t saved = m.saved_bytes();
-    char step[64];
+    char step[64], alone[32], overlap[32];
     std::snprintf(step, sizeof step, "%.1f [%.1f, %.1f]", t.median, t.min, t.max);
-    std::printf("%-34s %24s %14.1f %12.1f %12.1f %10s %12.1f\n", m.name.c_str(), step, b.median,
-                m.collective_bytes() / 1024.0, m.state_bytes() / 1024.0,
+    if (m.alone_ms.empty()) {
+      std::snprintf(alone, sizeof alone, "-");
+      std::snprintf(overlap, sizeof overlap, "-");
+    } else {
+      const double a = stats(m.alone_ms).median;
+      std::snprintf(alone, sizeof alone, "%.1f", a);
+      // The share of the collectives' own time that computation hid.
+      std::snprintf(overlap, sizeof overlap, "%.0f%%", 100.0 * std::max(0.0, 1.0 - b.median / a));
+    }
+    std::printf("%-34s %24s %10.1f %10s %8s %11.1f %12.1f %8s %10.1f\n", m.name.c_str(), step,
+                b.median, alone, overlap, m.collective_bytes() / 1024.0, m.state_bytes() / 1024.0,
                 saved < 0 ? "-" : std::to_string(saved / 1024).c_str(), p.median / 1024.0);
   }
   return 0;
