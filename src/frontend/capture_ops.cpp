@@ -155,11 +155,8 @@ Value detach(C c) {
 // repeat(x, reps) as views: x reshaped to [1, s0, 1, s1, ...] (leading 1s for
 // the extra reps), expanded to [r0, s0, r1, s1, ...], reshaped to [r0*s0, ...].
 Value repeat(C c) {
-  const std::vector<int64_t> reps = c.int_list(1);
+  const std::vector<int64_t> reps = c.int_list(1);  // at least one per dim (eager checked)
   std::vector<int64_t> sizes(c.aten(0).sizes().begin(), c.aten(0).sizes().end());
-  if (reps.size() < sizes.size())
-    c.fail("{} repeats for a {}-D tensor; give at least one per dimension", reps.size(),
-           sizes.size());
   sizes.insert(sizes.begin(), reps.size() - sizes.size(), 1);
   std::vector<int64_t> pairs, expanded, out;
   for (size_t i = 0; i < reps.size(); ++i) {

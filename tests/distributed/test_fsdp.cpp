@@ -7,8 +7,10 @@
 #include <thunder/distributed.h>
 #include <thunder/thunder.h>
 #include <torch/optim/adamw.h>
+#include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -161,6 +163,39 @@ TEST(Fsdp, BucketedReduceScatterGivesBitwiseEqualParameters) {
     EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(double)), 0) << f;
   }
   expect_matches_one_process(bucketed);
+}
+
+// One process (a world of one, in this test's own process): fsdp's checks
+// name the problem, and the wrapper trains like the plain model.
+TEST(Fsdp, OneRankChecksAndTrainsLikeThePlainModel) {
+  const std::string store =
+      (std::filesystem::temp_directory_path() / ("thunder_fsdp_" + std::to_string(::getpid())))
+          .string();
+  std::filesystem::remove(store);
+  td::ProcessGroup pg = td::init_process_group({.rank = 0, .world_size = 1, .store_path = store});
+  auto [x, y] = batch();
+  try {
+    (void)td::fsdp(std::make_shared<Mlp>(100), pg, {.bucket_size_mb = -1});
+    ADD_FAILURE() << "expected thunder::Error";
+  } catch (const thunder::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("distributed.fsdp: bucket_size_mb must be >= 0, got -1"),
+              std::string::npos)
+        << e.what();
+  }
+  auto model = std::make_shared<Mlp>(100);
+  auto sharded = td::fsdp(model, pg);
+  try {
+    (void)(*sharded)(thunder::Tensor(x), thunder::Tensor(y));
+    ADD_FAILURE() << "expected thunder::Error";
+  } catch (const thunder::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("call it through thunder::jit"), std::string::npos)
+        << e.what();
+  }
+  auto jm = thunder::jit(sharded);
+  auto plain = std::make_shared<Mlp>(100);
+  auto jp = thunder::jit(plain);
+  EXPECT_TRUE(at::allclose(jm(x, y).aten(), jp(x, y).aten(), 1e-12, 1e-12));
+  std::filesystem::remove(store);
 }
 
 TEST(Fsdp, TiedWeightsMatchOneProcess) {

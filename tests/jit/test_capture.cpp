@@ -402,6 +402,27 @@ TEST(Capture, HostValuesAreRefused) {
   }
 }
 
+// The new rows' checks, each naming the op and the offending value.
+TEST(Capture, NewRowsRefuseWhatTheyCannotExpress) {
+  auto expect_refused = [](auto fn, const at::Tensor& x, const std::string& needle) {
+    auto jf = jit(fn);
+    try {
+      (void)jf(x);
+      ADD_FAILURE() << "expected thunder::Error containing " << needle;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  at::Tensor x = R({2, 3}).requires_grad_();
+  expect_refused([](const at::Tensor& a) { return (a * 2).detach() + a; }, x,
+                 "aten::detach: detaches t0, a value that requires grad");
+  expect_refused(
+      [](const at::Tensor& a) {
+        return a.gather(1, at::zeros({2, 1}, at::kLong), /*sparse_grad=*/true);
+      },
+      x, "aten::gather: sparse_grad=True is not supported");
+}
+
 // In-place writes into tensors the function did not make: the caller's
 // tensors end up as eagerly, written once per call (the capture run's own
 // writes are undone before the compiled program runs), on a miss and on hits.
