@@ -359,6 +359,29 @@ def test_traces_print_as_programs():
     assert [name for name, _ in stats["pass_ms"]][0] == "Tracing"
 
 
+GOLDEN_FINAL_TRACE = """\
+def computation(x):
+  # x: "cpu f32[3]"
+  [t2] = cppFusion0(x)  # t2: "cpu f32[3]"
+    # t0 = prims.mul(x, 2.0)  # t0: "cpu f32[3]"
+    # t1 = prims.add(t0, 1.0)  # t1: "cpu f32[3]"
+    # t2 = prims.exp(t1)  # t2: "cpu f32[3]"
+  del x
+  return [t2]
+"""
+
+
+def test_final_trace_golden():
+    # The program that runs, as printed: one fused region, the input deleted
+    # after its last use. (The first line is the stage and its time.)
+    jfn = thunder_cpp.jit(lambda x: torch.exp(x * 2 + 1), arg_names=["x"])
+    jfn(torch.randn(3))
+    final = str(thunder_cpp.last_traces(jfn)[-1])
+    header, body = final.split("\n", 1)
+    assert header.startswith("# Constructed by Delete Last Used (took "), header
+    assert body == GOLDEN_FINAL_TRACE, body
+
+
 def test_examine_lists_the_aten_ops():
     report = thunder_cpp.examine(lambda x: torch.relu(x) + 1, torch.randn(3))
     assert "aten::relu" in report and "aten::add" in report
