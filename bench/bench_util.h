@@ -8,11 +8,29 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
 
 namespace thunder::bench {
+
+// The CPU model, for comparing runs across machines by ratio.
+inline std::string cpu_model() {
+  FILE* f = std::fopen("/proc/cpuinfo", "r");
+  if (!f) return "unknown CPU";
+  char line[512];
+  std::string model = "unknown CPU";
+  while (std::fgets(line, sizeof line, f))
+    if (std::strncmp(line, "model name", 10) == 0) {
+      model = line;
+      model = model.substr(model.find(':') + 2);
+      if (!model.empty() && model.back() == '\n') model.pop_back();
+      break;
+    }
+  std::fclose(f);
+  return model;
+}
 
 // Median over `reps` batches of the per-iteration time in microseconds, after a warm-up.
 inline double time_us(const std::function<void()>& f, int iters, int reps = 7) {

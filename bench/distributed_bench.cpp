@@ -27,13 +27,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bench_util.h"
 #include "char_gpt.h"
 #include "torch_char_gpt.h"
 
@@ -42,13 +42,6 @@ namespace td = thunder::distributed;
 namespace {
 
 constexpr int64_t kVocab = 65, kContext = 64, kBatch = 16, kDim = 128, kHeads = 4, kLayers = 2;
-
-std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  for (std::string line; std::getline(f, line);)
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown CPU";
-}
 
 // Runs the collectives of these traces one after the other, each waited for
 // at once, on zero tensors of their shapes: their time without computation
@@ -256,7 +249,7 @@ int main(int argc, char** argv) {
       "%d steps after the first; %s, %u hardware threads\n",
       static_cast<long long>(kBatch), static_cast<long long>(kContext),
       static_cast<long long>(kDim), static_cast<long long>(kLayers), static_cast<long long>(world),
-      static_cast<long long>(share), steps, cpu_model().c_str(),
+      static_cast<long long>(share), steps, thunder::bench::cpu_model().c_str(),
       std::thread::hardware_concurrency());
   std::printf("%-34s %24s %10s %10s %8s %11s %12s %8s %10s\n", "rank 0, per step",
               "step ms [min, max]", "blocked", "alone", "overlap", "collective", "params+grads",

@@ -29,6 +29,7 @@
 #include "models.h"
 
 using thunder::Tensor;
+using thunder::bench::cpu_model;
 using thunder::bench::row;
 using thunder::bench::saved_bytes;
 using thunder::bench::time_us;
@@ -507,23 +508,6 @@ void random_draws() {
         "dropout (DONT_RECOMPUTE_IN_BACKWARD)", {x}, eager, [&] { return jsaved(x).sum().aten(); },
         20);
   }
-}
-
-// The CPU model, for comparing runs across machines by ratio.
-std::string cpu_model() {
-  FILE* f = std::fopen("/proc/cpuinfo", "r");
-  if (!f) return "unknown CPU";
-  char line[512];
-  std::string model = "unknown CPU";
-  while (std::fgets(line, sizeof line, f))
-    if (std::strncmp(line, "model name", 10) == 0) {
-      model = line;
-      model = model.substr(model.find(':') + 2);
-      if (!model.empty() && model.back() == '\n') model.pop_back();
-      break;
-    }
-  std::fclose(f);
-  return model;
 }
 
 }  // namespace

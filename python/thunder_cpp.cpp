@@ -147,7 +147,6 @@ struct FunctionCtx {
   std::vector<py::object> saved;
   std::vector<at::Tensor> non_differentiable;
   py::tuple needs_input_grad{0};
-  bool materialize_grads = true;
 };
 
 std::vector<at::Tensor> tensors_of(py::handle r, const std::string& what) {
@@ -569,7 +568,9 @@ PYBIND11_MODULE(thunder_cpp, m) {
                  "custom torch.autograd.Function: mark_dirty (a forward that writes its "
                  "arguments in place) is not traced by thunder_cpp.jit; return a new tensor");
            })
-      .def("set_materialize_grads", [](FunctionCtx& c, bool v) { c.materialize_grads = v; })
+      // Accepted for torch's API; the recorded backward always gets tensors
+      // (ones while recording, then the real cotangents or zeros).
+      .def("set_materialize_grads", [](FunctionCtx&, bool) {})
       .def_readonly("needs_input_grad", &FunctionCtx::needs_input_grad);
 
   py::class_<JitFunction>(m, "JitFunction", "A compiled function or module.")

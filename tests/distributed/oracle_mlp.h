@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,30 @@ inline std::vector<at::Tensor> reference_parameters() {
     opt.step();
   }
   return model->parameters();
+}
+
+// The 2-rank oracle's checks on the parameters the ranks wrote
+// (params_0.bin, params_1.bin): rank 0's within `tol` of the one-process
+// `reference`, bitwise equal to rank 1's, and moved by training from `init`
+// by more than `min_moved` (so that the comparison is not vacuous).
+inline void expect_ranks_match_one_process(const Launch& r,
+                                           const std::vector<at::Tensor>& reference,
+                                           const std::vector<at::Tensor>& init, double tol,
+                                           double min_moved) {
+  write_doubles(r.dir + "/reference.bin", reference);
+  write_doubles(r.dir + "/init.bin", init);
+  const auto ref = read_doubles(r.dir + "/reference.bin"),
+             start = read_doubles(r.dir + "/init.bin");
+  const auto p0 = read_doubles(r.dir + "/params_0.bin"), p1 = read_doubles(r.dir + "/params_1.bin");
+  ASSERT_EQ(p0.size(), ref.size());
+  ASSERT_EQ(p1.size(), ref.size());
+  ASSERT_EQ(start.size(), ref.size());
+  expect_close(p0, ref, tol, "rank 0 vs one process");
+  EXPECT_EQ(std::memcmp(p0.data(), p1.data(), p0.size() * sizeof(double)), 0)
+      << "rank 0 and rank 1 parameters differ";
+  double moved = 0;
+  for (size_t i = 0; i < p0.size(); ++i) moved = std::max(moved, std::abs(p0[i] - start[i]));
+  EXPECT_GT(moved, min_moved);
 }
 
 inline int count(const std::string& text, const std::string& what) {

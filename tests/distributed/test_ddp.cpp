@@ -105,24 +105,7 @@ TEST(Ddp, TwoRanksOnHalfBatchesMatchOneProcessOnTheBatch) {
   auto r = launch("oracle", 2);
   expect_ok(r);
   // The reference: one process, the whole batch, rank 0's initial parameters.
-  std::vector<at::Tensor> reference = reference_parameters();
-  const std::string ref_path = r.dir + "/reference.bin";
-  write_doubles(ref_path, reference);
-  auto p0 = read_doubles(r.dir + "/params_0.bin"), p1 = read_doubles(r.dir + "/params_1.bin");
-  auto ref = read_doubles(ref_path);
-  ASSERT_EQ(p0.size(), static_cast<size_t>(kHidden * kIn + kHidden + kOut * kHidden + kOut));
-  expect_close(p0, ref, 1e-12, "rank 0 vs one process");
-  // The replicas stay bitwise equal.
-  ASSERT_EQ(p0.size(), p1.size());
-  EXPECT_EQ(std::memcmp(p0.data(), p1.data(), p0.size() * sizeof(double)), 0)
-      << "rank 0 and rank 1 parameters differ";
-  // And training moved them (the comparison is not vacuous).
-  Mlp init(100);
-  write_doubles(r.dir + "/init.bin", init.parameters());
-  auto p_init = read_doubles(r.dir + "/init.bin");
-  double moved = 0;
-  for (size_t i = 0; i < p0.size(); ++i) moved = std::max(moved, std::abs(p0[i] - p_init[i]));
-  EXPECT_GT(moved, 1e-3);
+  expect_ranks_match_one_process(r, reference_parameters(), Mlp(100).parameters(), 1e-12, 1e-3);
 }
 
 // ddp of an unmodified torch::nn module: captured, its parameters
@@ -133,12 +116,7 @@ TEST(Ddp, TorchModuleOnTwoRanksMatchesOneProcess) {
   TorchMlp model(100);
   auto jm = thunder::jit(model);
   train_torch(jm, model, 0, 1);
-  write_doubles(r.dir + "/reference.bin", model->parameters());
-  auto ref = read_doubles(r.dir + "/reference.bin");
-  auto p0 = read_doubles(r.dir + "/params_0.bin"), p1 = read_doubles(r.dir + "/params_1.bin");
-  ASSERT_EQ(p0.size(), static_cast<size_t>(kHidden * kIn + kHidden + kOut * kHidden + kOut));
-  expect_close(p0, ref, 1e-12, "torch::nn ddp, rank 0 vs one process");
-  EXPECT_EQ(std::memcmp(p0.data(), p1.data(), p0.size() * sizeof(double)), 0);
+  expect_ranks_match_one_process(r, model->parameters(), TorchMlp(100)->parameters(), 1e-12, 1e-3);
   const std::string bwd = read_text(r.dir + "/backward.txt");
   EXPECT_EQ(count(bwd, "= prims.all_reduce("), 1) << bwd;
 }
