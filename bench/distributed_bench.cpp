@@ -1,9 +1,11 @@
 // Data-parallel training per rank, 2 ranks on this machine (run it with
 // `build/bin/thunder-run --nproc 2 build/bench/distributed_bench [--steps N]`):
-// the char-GPT of the demo (B16 T64 C128, 2 layers, batch split over the
-// ranks) one step at a time with
-//   eager     torch::nn (the same model in libtorch), one flat all-reduce of
-//             every gradient after the backward: the baseline;
+// the GPT block (examples/models.h: B8 T128 C256, 512-token vocabulary) and
+// the char-GPT of the demo (B16 T64 C128, 2 layers), batch split over the
+// ranks, one step at a time with
+//   eager     the same model in libtorch (torch::nn for the char-GPT, the
+//             block's ATen reference), one flat all-reduce of every gradient
+//             after the backward: the baseline;
 //   ddp-0     thunder DDP without buckets (an all-reduce per gradient);
 //   ddp       thunder DDP with 25 MiB buckets;
 //   zero2     thunder FSDP, gathered parameters kept for the backward;
@@ -35,13 +37,12 @@
 
 #include "bench_util.h"
 #include "char_gpt.h"
+#include "models.h"
 #include "torch_char_gpt.h"
 
 namespace td = thunder::distributed;
 
 namespace {
-
-constexpr int64_t kVocab = 65, kContext = 64, kBatch = 16, kDim = 128, kHeads = 4, kLayers = 2;
 
 // Runs the collectives of these traces one after the other, each waited for
 // at once, on zero tensors of their shapes: their time without computation
@@ -125,37 +126,34 @@ Stats stats(std::vector<double> v) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  int steps = 12;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--steps") && i + 1 < argc) {
-      steps = std::atoi(argv[++i]);
-    } else {
-      std::fprintf(stderr, "usage: thunder-run --nproc 2 distributed_bench [--steps N]\n");
-      return 2;
-    }
-  }
-  thunder::MemoryMeter::install();
-  td::ProcessGroup pg = td::init_process_group();
-  const int64_t rank = pg.rank(), world = pg.world_size(), share = kBatch / world;
+// The eager baseline: a loss over parameters that autograd differentiates.
+struct EagerModel {
+  std::vector<at::Tensor> params;
+  std::function<at::Tensor(const at::Tensor&, const at::Tensor&)> loss;
+};
+
+// Trains one model five ways (see the top), interleaved step by step, and
+// prints rank 0's table. `make_thunder(seed)` builds the thunder model.
+template <typename MakeThunder>
+void bench_model(td::ProcessGroup& pg, int steps, const std::string& title, int64_t vocab,
+                 int64_t batch, int64_t context, EagerModel eager, MakeThunder make_thunder) {
+  const int64_t rank = pg.rank(), world = pg.world_size(), share = batch / world;
   at::manual_seed(5);
   std::vector<std::pair<at::Tensor, at::Tensor>> batches;
   for (int s = 0; s <= steps; ++s)
-    batches.emplace_back(at::randint(kVocab, {kBatch, kContext}, at::kLong),
-                         at::randint(kVocab, {kBatch, kContext}, at::kLong));
+    batches.emplace_back(at::randint(vocab, {batch, context}, at::kLong),
+                         at::randint(vocab, {batch, context}, at::kLong));
 
   std::vector<Mode> modes;
   double eager_blocked_ms = 0;  // the eager mode's all-reduce, which blocks
   // Eager libtorch: backward, then every gradient packed, scaled and
   // all-reduced at once, then AdamW.
-  at::manual_seed(1);
-  thunder::models::TorchCharGPT eager_model(kVocab, kContext, kDim, kHeads, kLayers);
-  auto eager_params = eager_model->parameters();
+  auto eager_params = eager.params;
   auto eager_opt = std::make_shared<torch::optim::AdamW>(eager_params);
   modes.push_back({"eager libtorch + flat all-reduce",
                    [&](const at::Tensor& x, const at::Tensor& y) {
                      eager_opt->zero_grad();
-                     at::Tensor loss = eager_model(x, y);
+                     at::Tensor loss = eager.loss(x, y);
                      loss.backward();
                      std::vector<at::Tensor> flat;
                      for (const at::Tensor& p : eager_params) flat.push_back(p.grad().view(-1));
@@ -184,9 +182,7 @@ int main(int argc, char** argv) {
 
   // The thunder modes: each its own model from the same seed.
   auto add_thunder = [&](const std::string& name, auto make_wrapper) {
-    at::manual_seed(1);
-    auto model =
-        std::make_shared<thunder::models::CharGPT>(kVocab, kContext, kDim, kHeads, kLayers);
+    auto model = make_thunder(1);
     auto wrapped = make_wrapper(model);
     auto jm = std::make_shared<decltype(thunder::jit(wrapped))>(thunder::jit(wrapped));
     auto params = std::make_shared<std::vector<at::Tensor>>(model->parameters());
@@ -243,19 +239,16 @@ int main(int argc, char** argv) {
       m.alone_ms.push_back(collectives_alone_ms(traces));
     }
   }
-  if (rank != 0) return 0;
-  std::printf(
-      "distributed_bench: char-GPT B%lld T%lld C%lld, %lld layers, %lld ranks (%lld each), "
-      "%d steps after the first; %s, %u hardware threads\n",
-      static_cast<long long>(kBatch), static_cast<long long>(kContext),
-      static_cast<long long>(kDim), static_cast<long long>(kLayers), static_cast<long long>(world),
-      static_cast<long long>(share), steps, thunder::bench::cpu_model().c_str(),
-      std::thread::hardware_concurrency());
-  std::printf("%-34s %24s %10s %10s %8s %11s %12s %8s %10s\n", "rank 0, per step",
+  if (rank != 0) return;
+  std::printf("\n%s, %lld ranks (%lld each), %d steps after the first\n", title.c_str(),
+              static_cast<long long>(world), static_cast<long long>(share), steps);
+  // peak live: the most bytes a step allocated on top of what it started
+  // with; held + peak: that plus parameters, gradients and AdamW state.
+  std::printf("%-34s %24s %10s %10s %8s %11s %12s %8s %10s %10s\n", "rank 0, per step",
               "step ms [min, max]", "blocked", "alone", "overlap", "collective", "params+grads",
-              "saved", "peak live");
-  std::printf("%-34s %24s %10s %10s %8s %11s %12s %8s %10s\n", "", "", "in wait ms", "ms", "", "KB",
-              "+AdamW KB", "KB", "KB");
+              "saved", "peak live", "held+peak");
+  std::printf("%-34s %24s %10s %10s %8s %11s %12s %8s %10s %10s\n", "", "", "in wait ms", "ms", "",
+              "KB", "+AdamW KB", "KB", "KB", "KB");
   for (Mode& m : modes) {
     const Stats t = stats(m.ms), b = stats(m.blocked_ms), p = stats(m.peak);
     const int64_t saved = m.saved_bytes();
@@ -270,9 +263,54 @@ int main(int argc, char** argv) {
       // The share of the collectives' own time that computation hid.
       std::snprintf(overlap, sizeof overlap, "%.0f%%", 100.0 * std::max(0.0, 1.0 - b.median / a));
     }
-    std::printf("%-34s %24s %10.1f %10s %8s %11.1f %12.1f %8s %10.1f\n", m.name.c_str(), step,
-                b.median, alone, overlap, m.collective_bytes() / 1024.0, m.state_bytes() / 1024.0,
-                saved < 0 ? "-" : std::to_string(saved / 1024).c_str(), p.median / 1024.0);
+    const double held = static_cast<double>(m.state_bytes());
+    std::printf("%-34s %24s %10.1f %10s %8s %11.1f %12.1f %8s %10.1f %10.1f\n", m.name.c_str(),
+                step, b.median, alone, overlap, m.collective_bytes() / 1024.0, held / 1024.0,
+                saved < 0 ? "-" : std::to_string(saved / 1024).c_str(), p.median / 1024.0,
+                (held + p.median) / 1024.0);
+  }
+}
+
+int main(int argc, char** argv) {
+  int steps = 12;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--steps") && i + 1 < argc) {
+      steps = std::atoi(argv[++i]);
+    } else {
+      std::fprintf(stderr, "usage: thunder-run --nproc 2 distributed_bench [--steps N]\n");
+      return 2;
+    }
+  }
+  thunder::MemoryMeter::install();
+  td::ProcessGroup pg = td::init_process_group();
+  if (pg.rank() == 0)
+    std::printf("distributed_bench: %s, %u hardware threads\n", thunder::bench::cpu_model().c_str(),
+                std::thread::hardware_concurrency());
+
+  {  // The GPT block: eagerly, its ATen reference on a twin's parameters.
+    constexpr int64_t kVocab = 512, kDim = 256, kHeads = 8, kBatch = 8, kContext = 128;
+    at::manual_seed(1);
+    auto twin = std::make_shared<thunder::models::GPTBlock>(kVocab, kDim, kHeads);
+    bench_model(pg, steps, "GPT block B8 T128 C256, 512-token vocabulary", kVocab, kBatch, kContext,
+                {twin->parameters(), [twin](const at::Tensor& x,
+                                            const at::Tensor& y) { return twin->reference(x, y); }},
+                [=](uint64_t seed) {
+                  at::manual_seed(seed);
+                  return std::make_shared<thunder::models::GPTBlock>(kVocab, kDim, kHeads);
+                });
+  }
+  {  // The char-GPT: eagerly, its torch::nn twin.
+    constexpr int64_t kVocab = 65, kContext = 64, kBatch = 16, kDim = 128, kHeads = 4, kLayers = 2;
+    at::manual_seed(1);
+    thunder::models::TorchCharGPT twin(kVocab, kContext, kDim, kHeads, kLayers);
+    bench_model(pg, steps, "char-GPT B16 T64 C128, 2 layers", kVocab, kBatch, kContext,
+                {twin->parameters(),
+                 [twin](const at::Tensor& x, const at::Tensor& y) mutable { return twin(x, y); }},
+                [=](uint64_t seed) {
+                  at::manual_seed(seed);
+                  return std::make_shared<thunder::models::CharGPT>(kVocab, kContext, kDim, kHeads,
+                                                                    kLayers);
+                });
   }
   return 0;
 }

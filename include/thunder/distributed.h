@@ -23,6 +23,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "thunder/frontend/guarded_state.h"
 #include "thunder/frontend/jit.h"
@@ -105,9 +106,31 @@ using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
 // by a hash before any collective sizes them (Gloo aborts on mismatches).
 void check_same_parameters(const NamedTensors& params, const ProcessGroup& g, const char* who);
 
+// A wrapper whose backward communicates gradients, which no_sync pauses.
+// The flag is part of the jit cache guard (GuardedState): each setting has
+// its own compiled entry.
+class GradientSync : public thunder::detail::GuardedState {
+ public:
+  // Gradient communication on (the default) or off (no_sync).
+  bool sync_gradients() const { return sync_.load(std::memory_order_relaxed); }
+  // no_sync's entry (the outermost guard): communication off. Every rank
+  // enters at the same point (fsdp gathers the whole parameters here).
+  virtual void pause_sync() = 0;
+  // no_sync's exit: communication on again; with `combine`, the gradients
+  // accumulated meanwhile are combined over the ranks (a collective).
+  virtual void resume_sync(bool combine) = 0;
+
+ protected:
+  std::atomic<bool> sync_{true};
+};
+
+// The ddp or fsdp wrapper a jitted callable was made from; throws
+// thunder::Error naming `who` otherwise.
+GradientSync& gradient_sync_of(nn::Module* m, const char* who);
+
 // The untyped part of DistributedDataParallel (src/frontend/distributed.cpp).
 class DdpBase : public nn::Module,
-                public thunder::detail::GuardedState,
+                public GradientSync,
                 public thunder::detail::GradientBuckets,
                 public thunder::detail::CollectiveGroups {
  public:
@@ -120,9 +143,8 @@ class DdpBase : public nn::Module,
 
   const ProcessGroup& process_group() const { return group_; }
   const DdpOptions& options() const { return options_; }
-  // Gradient communication on (the default) or off (no_sync).
-  bool sync_gradients() const { return sync_.load(std::memory_order_relaxed); }
-  void set_sync_gradients(bool on) { sync_.store(on, std::memory_order_relaxed); }
+  void pause_sync() override;
+  void resume_sync(bool combine) override;  // combine: average_gradients()
   std::vector<std::pair<std::string, std::function<bool()>>> guarded_flags() const override;
   int64_t gradient_bucket_bytes() const override;
   std::vector<int64_t> collective_groups() const override;
@@ -140,17 +162,34 @@ class DdpBase : public nn::Module,
   std::function<NamedTensors()> parameters_;
   ProcessGroup group_;
   DdpOptions options_;
-  std::atomic<bool> sync_{true};
 };
 
-DdpBase& ddp_of(nn::Module* m);  // throws thunder::Error if m is not a ddp(...) module
+// What fsdp's traced forward of a torch::nn module gave its parameters for
+// the eager run that capture records (their whole values); the destructor
+// gives each its shard back. Empty for a thunder module.
+class [[nodiscard]] ShardSwap {
+ public:
+  ShardSwap() = default;
+  explicit ShardSwap(std::vector<std::pair<at::Tensor, at::Tensor>> shards)
+      : shards_(std::move(shards)) {}
+  ShardSwap(ShardSwap&&) = default;
+  ShardSwap& operator=(ShardSwap&&) = delete;
+  ~ShardSwap();
+
+ private:
+  std::vector<std::pair<at::Tensor, at::Tensor>> shards_;  // (parameter, its shard)
+};
 
 // The untyped part of FullyShardedDataParallel (src/frontend/fsdp.cpp).
 class FsdpBase : public nn::Module,
+                 public GradientSync,
                  public thunder::detail::GradientBuckets,
                  public thunder::detail::CollectiveGroups {
  public:
+  // A thunder module, registered as the child "module".
   FsdpBase(std::shared_ptr<nn::Module> inner, ProcessGroup group, FsdpOptions options);
+  // The parameters of a torch::nn module (TorchFullyShardedDataParallelImpl).
+  FsdpBase(const NamedTensors& parameters, ProcessGroup group, FsdpOptions options);
   FsdpBase(const FsdpBase&) = delete;
   FsdpBase& operator=(const FsdpBase&) = delete;
 
@@ -158,23 +197,33 @@ class FsdpBase : public nn::Module,
   const FsdpOptions& options() const { return options_; }
   std::vector<int64_t> collective_groups() const override;
   int64_t gradient_bucket_bytes() const override;
+  std::vector<std::pair<std::string, std::function<bool()>>> guarded_flags() const override;
+  // no_sync: the whole parameters are gathered once at the guard's entry and
+  // the traced forward reads them (no collectives); their gradients
+  // accumulate unsharded, and at the exit are averaged over the ranks and
+  // each rank adds its rows to its shards' gradients.
+  void pause_sync() override;
+  void resume_sync(bool combine) override;
   // The whole parameters, gathered from every rank's shard (a collective:
   // every rank calls it), by name, as the model had them before sharding.
   std::vector<std::pair<std::string, at::Tensor>> full_parameters() const;
 
- protected:
   // Under a jit trace: each sharded parameter becomes its gathered whole
   // (prims.all_gather, wait, and a slice dropping the padding) for the code
-  // that follows; a 0-dim one is replicated
-  // (prims.synchronize). Outside a trace: thunder::Error.
-  void gather_parameters() const;
+  // that follows; a 0-dim one is replicated (prims.synchronize). Under
+  // no_sync: the whole parameters gathered at the guard's entry. A torch::nn
+  // module's parameters also hold their whole values until the ShardSwap
+  // ends (capture runs the module eagerly). Outside a trace: thunder::Error.
+  ShardSwap gather_parameters() const;
 
  private:
+  void shard(const NamedTensors& parameters);
   struct Sharded {
     at::Tensor param;  // now this rank's shard, padded
     int64_t size;      // dim 0 before sharding
+    at::Tensor whole;  // under no_sync: the gathered parameter, a leaf; else empty
   };
-  std::shared_ptr<nn::Module> inner_;
+  std::shared_ptr<nn::Module> inner_;  // null for a torch::nn module
   ProcessGroup group_;
   FsdpOptions options_;
   std::vector<std::pair<std::string, Sharded>> sharded_;
@@ -192,7 +241,7 @@ class FullyShardedDataParallel : public detail::FsdpBase {
 
   template <typename... A>
   auto forward(A&&... args) const {
-    gather_parameters();
+    detail::ShardSwap whole = gather_parameters();
     return module->forward(std::forward<A>(args)...);
   }
   template <typename... A>
@@ -219,6 +268,52 @@ template <typename M>
 requires std::derived_from<M, nn::Module> std::shared_ptr<FullyShardedDataParallel<M>> fsdp(
     M& model, const ProcessGroup& group, FsdpOptions options = {}) {
   return fsdp(std::shared_ptr<M>(std::shared_ptr<M>(), &model), group, options);
+}
+
+// fsdp of a torch::nn module: a torch::nn module itself (its child "module"
+// is the model), so thunder::jit captures it; its forward gathers the
+// parameters first, and the jit reads its thunder-side state.
+template <typename Impl>
+class TorchFullyShardedDataParallelImpl : public torch::nn::Module {
+ public:
+  TorchFullyShardedDataParallelImpl(std::shared_ptr<Impl> m, ProcessGroup group,
+                                    FsdpOptions options)
+      : module(register_module("module", std::move(m))),
+        state_(std::make_shared<detail::FsdpBase>(
+            [&] {
+              detail::NamedTensors out;
+              for (const auto& p : module->named_parameters()) out.emplace_back(p.key(), p.value());
+              return out;
+            }(),
+            std::move(group), options)) {}
+
+  template <typename... A>
+  auto forward(A&&... a) -> decltype(std::declval<Impl&>().forward(std::forward<A>(a)...)) {
+    detail::ShardSwap whole = state_->gather_parameters();
+    return module->forward(std::forward<A>(a)...);
+  }
+  // See FsdpBase::full_parameters (a collective).
+  std::vector<std::pair<std::string, at::Tensor>> full_parameters() const {
+    return state_->full_parameters();
+  }
+  // What thunder::jit reads (jit.h: ForeignModule::interfaces) and no_sync sets.
+  detail::FsdpBase* thunder_state() const { return state_.get(); }
+
+  std::shared_ptr<Impl> module;
+
+ private:
+  std::shared_ptr<detail::FsdpBase> state_;
+};
+
+// The same for a torch::nn module (a holder, as torch::nn::Linear, or a
+// shared_ptr to the Impl): returns a torch::nn module to give thunder::jit;
+// the model's parameters() are this rank's shards from then on.
+template <typename H>
+requires thunder::detail::TorchModulePtr<std::remove_cvref_t<H>>::value auto fsdp(
+    const H& model, const ProcessGroup& group, FsdpOptions options = {}) {
+  using P = thunder::detail::TorchModulePtr<std::remove_cvref_t<H>>;
+  return std::make_shared<TorchFullyShardedDataParallelImpl<typename P::Impl>>(P::get(model), group,
+                                                                               options);
 }
 
 // A module replicated across the ranks of a group; see ddp().
@@ -297,45 +392,48 @@ requires std::derived_from<M, nn::Module> std::shared_ptr<DistributedDataParalle
   return ddp(std::shared_ptr<M>(std::shared_ptr<M>(), &model), group, options);
 }
 
-// While it lives, backward passes of the ddp model accumulate gradients
-// locally without communicating (gradient accumulation over micro-batches).
-// When the outermost guard ends, the gradients accumulated so far are
-// averaged over the ranks in one flat all-reduce (so every rank must leave
-// it at the same point), and later backward passes add averaged gradients
-// to them: the result is the average of every rank's accumulated sum. The
-// setting is part of the jit cache guard (each has its own compiled entry)
-// and affects every thread calling the model. Nothing is communicated when
-// the guard ends by an exception.
+// While it lives, backward passes of the ddp or fsdp model accumulate
+// gradients locally without communicating (gradient accumulation over
+// micro-batches). When the outermost guard ends, the gradients accumulated
+// so far are averaged over the ranks in one flat all-reduce (so every rank
+// must leave it at the same point), and later backward passes add averaged
+// gradients to them: the result is the average of every rank's accumulated
+// sum. For fsdp the guard's entry is a collective too (it gathers the whole
+// parameters, which stay with their unsharded gradients until the exit; do
+// not step the optimizer inside). The setting is part of the jit cache guard
+// (each has its own compiled entry) and affects every thread calling the
+// model. Nothing is communicated when the guard ends by an exception (fsdp
+// then drops the gradients accumulated inside).
 class [[nodiscard]] NoSyncGuard {
  public:
-  explicit NoSyncGuard(detail::DdpBase& m)
+  explicit NoSyncGuard(detail::GradientSync& m)
       : m_(m), was_(m.sync_gradients()), exceptions_(std::uncaught_exceptions()) {
-    m_.set_sync_gradients(false);
+    if (was_) m_.pause_sync();
   }
   ~NoSyncGuard() noexcept(false) {
-    m_.set_sync_gradients(was_);
-    if (was_ && std::uncaught_exceptions() == exceptions_) m_.average_gradients();
+    if (was_) m_.resume_sync(std::uncaught_exceptions() == exceptions_);
   }
   NoSyncGuard(const NoSyncGuard&) = delete;
   NoSyncGuard& operator=(const NoSyncGuard&) = delete;
 
  private:
-  detail::DdpBase& m_;
+  detail::GradientSync& m_;
   bool was_;
   int exceptions_;
 };
 
 template <typename F>
 NoSyncGuard no_sync(const Jitted<F>& jitted) {
-  return NoSyncGuard(detail::ddp_of(thunder::detail::jit_module(jitted.state())));
+  return NoSyncGuard(
+      detail::gradient_sync_of(thunder::detail::jit_module(jitted.state()), "no_sync"));
 }
-template <typename M>
-NoSyncGuard no_sync(const std::shared_ptr<DistributedDataParallel<M>>& model) {
-  return NoSyncGuard(*model);
-}
-template <typename Impl>
-NoSyncGuard no_sync(const std::shared_ptr<TorchDistributedDataParallelImpl<Impl>>& model) {
-  return NoSyncGuard(*model->thunder_state());
+// Of a ddp(...) or fsdp(...) wrapper itself.
+template <typename W>
+NoSyncGuard no_sync(const std::shared_ptr<W>& wrapper) {
+  if constexpr (requires { wrapper->thunder_state(); })
+    return NoSyncGuard(*wrapper->thunder_state());
+  else
+    return NoSyncGuard(static_cast<detail::GradientSync&>(*wrapper));
 }
 
 }  // namespace thunder::distributed

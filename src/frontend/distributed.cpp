@@ -224,6 +224,13 @@ std::vector<std::pair<std::string, std::function<bool()>>> DdpBase::guarded_flag
   return {{"ddp.sync_gradients", [this] { return sync_gradients(); }}};
 }
 
+void DdpBase::pause_sync() { sync_.store(false, std::memory_order_relaxed); }
+
+void DdpBase::resume_sync(bool combine) {
+  sync_.store(true, std::memory_order_relaxed);
+  if (combine) average_gradients();
+}
+
 void DdpBase::average_gradients() {
   std::vector<at::Tensor> params;
   std::vector<at::Tensor> flat;
@@ -273,10 +280,12 @@ void DdpBase::synchronize_parameters() const {
   }
 }
 
-DdpBase& ddp_of(nn::Module* m) {
-  auto* d = dynamic_cast<DdpBase*>(m);
+GradientSync& gradient_sync_of(nn::Module* m, const char* who) {
+  auto* d = dynamic_cast<GradientSync*>(m);
   THUNDER_CHECK(d != nullptr,
-                "distributed.no_sync: the jitted callable was not made from a ddp(...) model");
+                "distributed.{}: the jitted callable was not made from a ddp(...) or fsdp(...) "
+                "model",
+                who);
   return *d;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "thunder/prims/distributed.h"
@@ -37,6 +38,37 @@ bool reads_any(const BoundSymbol& b, const std::unordered_set<const Proxy*>& val
   return false;
 }
 
+// Statements that only build a collective's input (a gradient bucket's
+// reshapes and cat): shape prims and cats whose outputs nothing but
+// collectives and other such statements read, and that read no waited value.
+// They move up with their collective, so a bucket is issued as soon as its
+// gradients exist rather than where the bucketing pass put its pack.
+std::vector<bool> pack_statements(const Trace& trace) {
+  static const Symbol& cat = prims::symbol("prims.cat");
+  const std::vector<BoundSymbol>& bs = trace.bsyms;
+  std::unordered_map<const Proxy*, std::vector<size_t>> readers;
+  std::unordered_set<const Proxy*> waited;
+  for (size_t i = 0; i < bs.size(); ++i) {
+    for (const ProxyPtr& p : bs[i].flat_args()) readers[p.get()].push_back(i);
+    if (bs[i].sym == &wait_symbol())
+      for (const ProxyPtr& p : bs[i].flat_outputs()) waited.insert(p.get());
+  }
+  std::vector<bool> pack(bs.size(), false);
+  for (size_t i = bs.size(); i-- > 0;) {  // readers come later: decided first
+    const BoundSymbol& b = bs[i];
+    if (!b.sym->is_prim || !(b.sym->has_tag(OpTag::SHAPE_OP) || b.sym == &cat)) continue;
+    if (reads_any(b, waited)) continue;
+    const std::vector<ProxyPtr> outs = b.flat_outputs();
+    pack[i] = !outs.empty() && std::all_of(outs.begin(), outs.end(), [&](const ProxyPtr& p) {
+      auto it = readers.find(p.get());
+      return it != readers.end() &&
+             std::all_of(it->second.begin(), it->second.end(),
+                         [&](size_t r) { return pack[r] || is_async_collective(bs[r]); });
+    });
+  }
+  return pack;
+}
+
 }  // namespace
 
 bool has_collectives(const Trace& trace) {
@@ -51,9 +83,12 @@ Trace sort_waits(const Trace& trace) {
   std::unordered_set<const Proxy*> ready;
   for (const ProxyPtr& p : trace.inputs) ready.insert(p.get());
   // Held back, in trace order: collectives, and waits (with views of waited values).
-  std::vector<BoundSymbol> collectives, waits;
-  for (const BoundSymbol& b : trace.bsyms)
-    if (is_async_collective(b)) collectives.push_back(b);
+  std::vector<BoundSymbol> collectives, waits, packs;
+  const std::vector<bool> is_pack = pack_statements(trace);
+  for (size_t i = 0; i < trace.bsyms.size(); ++i) {
+    if (is_async_collective(trace.bsyms[i])) collectives.push_back(trace.bsyms[i]);
+    if (is_pack[i]) packs.push_back(trace.bsyms[i]);
+  }
   auto emit = [&](const BoundSymbol& b) {
     out.bsyms.push_back(b);
     for (const ProxyPtr& p : b.flat_outputs()) ready.insert(p.get());
@@ -69,15 +104,27 @@ Trace sort_waits(const Trace& trace) {
       for (const ProxyPtr& p : c.flat_outputs()) gathers_in_flight.insert(p.get());
     emit(c);
   };
-  // Issues every held collective whose inputs are ready (in trace order).
+  auto all_ready = [&](const BoundSymbol& b) {
+    const std::vector<ProxyPtr> args = b.flat_args();
+    return std::all_of(args.begin(), args.end(),
+                       [&](const ProxyPtr& p) { return ready.count(p.get()) > 0; });
+  };
+  // Emits every held pack statement, then every held collective, whose
+  // inputs are ready (in trace order).
   auto issue_ready = [&] {
     for (bool again = true; again;) {
       again = false;
+      for (auto it = packs.begin(); it != packs.end();) {
+        if (!all_ready(*it)) {
+          ++it;
+          continue;
+        }
+        emit(*it);
+        it = packs.erase(it);
+      }
       for (auto it = collectives.begin(); it != collectives.end(); ++it) {
         if (is_all_gather(*it) && gathers_in_flight.size() >= kGathersInFlight) continue;
-        std::vector<ProxyPtr> args = it->flat_args();
-        if (std::all_of(args.begin(), args.end(),
-                        [&](const ProxyPtr& p) { return ready.count(p.get()) > 0; })) {
+        if (all_ready(*it)) {
           issue(it);
           again = true;
           break;
@@ -137,8 +184,9 @@ Trace sort_waits(const Trace& trace) {
     });
   };
   issue_ready();
-  for (const BoundSymbol& b : trace.bsyms) {
-    if (is_async_collective(b)) continue;  // issued by issue_ready
+  for (size_t i = 0; i < trace.bsyms.size(); ++i) {
+    const BoundSymbol& b = trace.bsyms[i];
+    if (is_async_collective(b) || is_pack[i]) continue;  // issued by issue_ready
     if (b.sym == &wait_symbol() || reads_only_held(b)) {
       waits.push_back(b);
       continue;
@@ -148,6 +196,7 @@ Trace sort_waits(const Trace& trace) {
     issue_ready();
   }
   issue_ready();  // (collectives whose inputs never appeared: kept, at the end)
+  for (const BoundSymbol& p : packs) emit(p);
   for (const BoundSymbol& c : collectives) emit(c);
   while (!waits.empty()) flush(0);
   return out;

@@ -58,7 +58,11 @@ Launch::~Launch() {
 }
 
 bool register_worker(const char* name, WorkerFn fn) {
-  workers()[name] = fn;
+  // Two files defining one worker name would silently run the wrong one.
+  if (!workers().emplace(name, fn).second) {
+    std::cerr << "THUNDER_WORKER(" << name << ") is defined twice\n";
+    std::abort();
+  }
   return true;
 }
 

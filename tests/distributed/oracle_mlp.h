@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 #include <thunder/thunder.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
 #include <torch/optim/adamw.h>
 
 #include <algorithm>
@@ -106,6 +108,35 @@ inline void expect_ranks_match_one_process(const Launch& r,
   double moved = 0;
   for (size_t i = 0; i < p0.size(); ++i) moved = std::max(moved, std::abs(p0[i] - start[i]));
   EXPECT_GT(moved, min_moved);
+}
+
+// The same MLP written with torch::nn (float64), given to ddp and fsdp unmodified.
+struct TorchMlpImpl : torch::nn::Module {
+  torch::nn::Linear fc1{nullptr}, fc2{nullptr};
+  explicit TorchMlpImpl(uint64_t seed) {
+    at::manual_seed(seed);
+    fc1 = register_module("fc1", torch::nn::Linear(kIn, kHidden));
+    fc2 = register_module("fc2", torch::nn::Linear(kHidden, kOut));
+    to(at::kDouble);
+  }
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& y) {
+    at::Tensor d = fc2(at::tanh(fc1(x))) - y;
+    return (d * d).mean();
+  }
+};
+TORCH_MODULE(TorchMlp);
+
+// Trains on this rank's part of the batch (AdamW on model->parameters()).
+template <typename J>
+void train_torch(J& jm, TorchMlp& model, int64_t rank, int64_t world) {
+  auto [x, y] = batch();
+  const int64_t part = kBatch / world;
+  torch::optim::AdamW opt(model->parameters(), torch::optim::AdamWOptions(kLr));
+  for (int step = 0; step < kSteps; ++step) {
+    opt.zero_grad();
+    jm(x.narrow(0, rank * part, part), y.narrow(0, rank * part, part)).backward();
+    opt.step();
+  }
 }
 
 inline int count(const std::string& text, const std::string& what) {

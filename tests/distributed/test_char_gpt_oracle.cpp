@@ -1,9 +1,10 @@
-// The arithmetic oracle on a transformer: the char-GPT (examples/char_gpt.h:
-// embeddings, layer norms, attention, an MLP, cross-entropy; in float64)
-// trained 5 AdamW steps on 2 ranks x B/2 with DDP, ZeRO-2 and ZeRO-3 must end
-// with the parameters of one process on the whole batch B.
-// Several of its parameters' dim 0 do not divide by 2 (the 37-token
-// vocabulary): FSDP pads them.
+// The arithmetic oracle on transformers: the char-GPT (examples/char_gpt.h:
+// embeddings, layer norms, attention, an MLP, cross-entropy; in float64) and
+// the GPT block (examples/models.h: one block between a token embedding and
+// a language-model loss) trained 5 AdamW steps on 2 ranks x B/2 with DDP,
+// ZeRO-2 and ZeRO-3 must end with the parameters of one process on the
+// whole batch B. Several of their parameters' dim 0 do not divide by 2 (the
+// 37-token vocabulary): FSDP pads them.
 #include <gtest/gtest.h>
 #include <thunder/distributed.h>
 #include <thunder/thunder.h>
@@ -11,10 +12,12 @@
 
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "char_gpt.h"
 #include "launch.h"
+#include "models.h"
 #include "oracle_mlp.h"
 
 namespace td = thunder::distributed;
@@ -27,11 +30,16 @@ constexpr int64_t kVocab = 37, kContext = 16, kDim = 32, kHeads = 2, kLayers = 2
 // In float64: in float32 the half-batch gradients round differently from the
 // whole batch's, and AdamW's g / sqrt(v) turns a rounding difference in a
 // near-zero gradient into a visible step (2.4e-4 after 5 steps, DDP included).
-std::shared_ptr<thunder::models::CharGPT> char_gpt(uint64_t seed) {
+template <typename M>
+std::shared_ptr<M> make_model(uint64_t seed) {
   at::manual_seed(seed);
   const caffe2::TypeMeta was = at::get_default_dtype();
   at::set_default_dtype(caffe2::TypeMeta::Make<double>());
-  auto m = std::make_shared<thunder::models::CharGPT>(kVocab, kContext, kDim, kHeads, kLayers);
+  std::shared_ptr<M> m;
+  if constexpr (std::is_same_v<M, thunder::models::CharGPT>)
+    m = std::make_shared<M>(kVocab, kContext, kDim, kHeads, kLayers);
+  else
+    m = std::make_shared<M>(kVocab, kDim, kHeads);
   at::set_default_dtype(was);
   return m;
 }
@@ -57,10 +65,11 @@ void train(J& jm, const std::vector<at::Tensor>& params, int64_t rank, int64_t w
   }
 }
 
+template <typename M>
 int train_ranks(const std::string& dir, const std::string& mode) {
   td::ProcessGroup pg = td::init_process_group();
   const int64_t rank = pg.rank();
-  auto model = char_gpt(100 + rank);  // the wrappers start from rank 0's values
+  auto model = make_model<M>(100 + rank);  // the wrappers start from rank 0's values
   std::vector<at::Tensor> final_params;
   if (mode == "ddp") {
     auto jm = thunder::jit(td::ddp(model, pg));
@@ -78,14 +87,20 @@ int train_ranks(const std::string& dir, const std::string& mode) {
   return 0;
 }
 
-THUNDER_WORKER(gpt_ddp) { return train_ranks(dir, "ddp"); }
-THUNDER_WORKER(gpt_zero2) { return train_ranks(dir, "zero2"); }
-THUNDER_WORKER(gpt_zero3) { return train_ranks(dir, "zero3"); }
+using thunder::models::CharGPT;
+using thunder::models::GPTBlock;
+THUNDER_WORKER(gpt_ddp) { return train_ranks<CharGPT>(dir, "ddp"); }
+THUNDER_WORKER(gpt_zero2) { return train_ranks<CharGPT>(dir, "zero2"); }
+THUNDER_WORKER(gpt_zero3) { return train_ranks<CharGPT>(dir, "zero3"); }
+THUNDER_WORKER(block_ddp) { return train_ranks<GPTBlock>(dir, "ddp"); }
+THUNDER_WORKER(block_zero2) { return train_ranks<GPTBlock>(dir, "zero2"); }
+THUNDER_WORKER(block_zero3) { return train_ranks<GPTBlock>(dir, "zero3"); }
 
+template <typename M>
 void expect_matches_one_process(const std::string& worker) {
   auto r = launch(worker, 2);
   expect_ok(r);
-  auto model = char_gpt(100);
+  auto model = make_model<M>(100);
   const std::vector<at::Tensor> init = [&] {
     std::vector<at::Tensor> c;
     for (const at::Tensor& p : model->parameters()) c.push_back(p.detach().clone());
@@ -98,6 +113,9 @@ void expect_matches_one_process(const std::string& worker) {
 
 }  // namespace
 
-TEST(CharGptOracle, Ddp) { expect_matches_one_process("gpt_ddp"); }
-TEST(CharGptOracle, Zero2) { expect_matches_one_process("gpt_zero2"); }
-TEST(CharGptOracle, Zero3) { expect_matches_one_process("gpt_zero3"); }
+TEST(CharGptOracle, Ddp) { expect_matches_one_process<CharGPT>("gpt_ddp"); }
+TEST(CharGptOracle, Zero2) { expect_matches_one_process<CharGPT>("gpt_zero2"); }
+TEST(CharGptOracle, Zero3) { expect_matches_one_process<CharGPT>("gpt_zero3"); }
+TEST(GptBlockOracle, Ddp) { expect_matches_one_process<GPTBlock>("block_ddp"); }
+TEST(GptBlockOracle, Zero2) { expect_matches_one_process<GPTBlock>("block_zero2"); }
+TEST(GptBlockOracle, Zero3) { expect_matches_one_process<GPTBlock>("block_zero3"); }

@@ -55,34 +55,6 @@ int train_ddp(const std::string& dir, double bucket_size_mb) {
   return thunder::cache_misses(jm) == 1 ? 0 : 10;
 }
 
-// The same MLP written with torch::nn (float64), given to ddp unmodified.
-struct TorchMlpImpl : torch::nn::Module {
-  torch::nn::Linear fc1{nullptr}, fc2{nullptr};
-  explicit TorchMlpImpl(uint64_t seed) {
-    at::manual_seed(seed);
-    fc1 = register_module("fc1", torch::nn::Linear(kIn, kHidden));
-    fc2 = register_module("fc2", torch::nn::Linear(kHidden, kOut));
-    to(at::kDouble);
-  }
-  at::Tensor forward(const at::Tensor& x, const at::Tensor& y) {
-    at::Tensor d = fc2(at::tanh(fc1(x))) - y;
-    return (d * d).mean();
-  }
-};
-TORCH_MODULE(TorchMlp);
-
-template <typename J>
-void train_torch(J& jm, TorchMlp& model, int64_t rank, int64_t world) {
-  auto [x, y] = batch();
-  const int64_t part = kBatch / world;
-  torch::optim::AdamW opt(model->parameters(), torch::optim::AdamWOptions(kLr));
-  for (int step = 0; step < kSteps; ++step) {
-    opt.zero_grad();
-    jm(x.narrow(0, rank * part, part), y.narrow(0, rank * part, part)).backward();
-    opt.step();
-  }
-}
-
 THUNDER_WORKER(torch_oracle) {
   td::ProcessGroup pg = td::init_process_group();
   TorchMlp model(100 + pg.rank());  // ddp starts every rank from rank 0's

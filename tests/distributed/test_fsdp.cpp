@@ -104,6 +104,118 @@ THUNDER_WORKER(tied_zero3) {
   return 0;
 }
 
+// fsdp of the torch::nn MLP, unmodified: captured with its parameters
+// gathered, trained on the shards; then one call under no_sync.
+THUNDER_WORKER(torch_zero3) {
+  td::ProcessGroup pg = td::init_process_group();
+  TorchMlp model(100 + pg.rank());  // fsdp starts every rank from rank 0's
+  auto sharded = td::fsdp(model, pg, {.strategy = td::ShardingStrategy::ZERO3});
+  auto jm = thunder::jit(sharded);
+  train_torch(jm, model, pg.rank(), pg.world_size());
+  std::vector<at::Tensor> full;
+  for (auto& [name, t] : sharded->full_parameters()) full.push_back(t);
+  write_doubles(dir + "/params_" + std::to_string(pg.rank()) + ".bin", full);
+  std::string shapes;
+  for (const at::Tensor& p : model->parameters()) shapes += c10::str(p.sizes()) + " ";
+  write_text(dir + "/shards_" + std::to_string(pg.rank()) + ".txt", shapes);
+  if (pg.rank() == 0) {
+    write_text(dir + "/forward.txt", thunder::last_traces(jm).back().str());
+    write_text(dir + "/backward.txt", thunder::last_backward_traces(jm).back().str());
+  }
+  if (pg.collective_checks() != 1) return 11;
+  if (thunder::cache_misses(jm) != 1) return 10;
+  // no_sync on the torch module: its own entry, no collectives; at the exit
+  // the shards' gradients are those of a synchronized call.
+  auto [x, y] = batch();
+  const int64_t part = kBatch / pg.world_size(), first = pg.rank() * part;
+  auto take_shard_grads = [&] {
+    std::vector<at::Tensor> out;
+    for (at::Tensor p : model->parameters()) {
+      out.push_back(p.grad().clone());
+      p.mutable_grad().reset();
+    }
+    return out;
+  };
+  for (at::Tensor p : model->parameters()) p.mutable_grad().reset();
+  jm(x.narrow(0, first, part), y.narrow(0, first, part)).backward();
+  const std::vector<at::Tensor> synced = take_shard_grads();
+  {
+    auto guard = td::no_sync(jm);
+    jm(x.narrow(0, first, part), y.narrow(0, first, part)).backward();
+    if (thunder::last_traces(jm).back().str().find("prims.all_gather") != std::string::npos ||
+        thunder::last_backward_traces(jm).back().str().find("prims.reduce_scatter") !=
+            std::string::npos)
+      return 12;
+    for (const at::Tensor& p : model->parameters())
+      if (p.grad().defined()) return 13;
+  }
+  const std::vector<at::Tensor> accumulated = take_shard_grads();
+  for (size_t i = 0; i < synced.size(); ++i)
+    if (!at::allclose(accumulated[i], synced[i], 0, 1e-12)) return 14;
+  return thunder::cache_misses(jm) == 2 && pg.collective_checks() == 2 ? 0 : 15;
+}
+
+// Rows [rank * rows, (rank + 1) * rows) of each tensor, zero-padded: what
+// rank `rank` of `world` holds of it.
+std::vector<at::Tensor> shards_of(const std::vector<at::Tensor>& whole, int64_t rank,
+                                  int64_t world) {
+  std::vector<at::Tensor> out;
+  for (const at::Tensor& t : whole) {
+    const int64_t rows = (t.size(0) + world - 1) / world;
+    std::vector<int64_t> shape = t.sizes().vec();
+    shape[0] = rows * world;
+    at::Tensor padded = at::zeros(shape, t.options());
+    padded.narrow(0, 0, t.size(0)).copy_(t);
+    out.push_back(padded.narrow(0, rank * rows, rows));
+  }
+  return out;
+}
+
+// no_sync on ZeRO-3: the first micro-batch accumulates unsharded gradients
+// without communicating, the second is reduce-scattered as usual.
+THUNDER_WORKER(fsdp_no_sync) {
+  td::ProcessGroup pg = td::init_process_group();
+  const int rank = static_cast<int>(pg.rank());
+  auto model = std::make_shared<Mlp>(100);
+  auto jm = thunder::jit(td::fsdp(model, pg, {.strategy = td::ShardingStrategy::ZERO3}));
+  auto [x, y] = batch();
+  const int64_t half = kBatch / pg.world_size(), quarter = half / 2;
+  const int64_t first = rank * half;
+  {
+    auto guard = td::no_sync(jm);
+    jm(x.narrow(0, first, quarter), y.narrow(0, first, quarter)).backward();
+    // Its own compiled entry: the whole parameters gathered at the guard's
+    // entry are read directly, and nothing is communicated.
+    const std::string f = thunder::last_traces(jm).back().str();
+    const std::string b = thunder::last_backward_traces(jm).back().str();
+    for (const std::string* t : {&f, &b})
+      if (t->find("prims.all_gather") != std::string::npos ||
+          t->find("prims.reduce_scatter") != std::string::npos ||
+          t->find("prims.wait") != std::string::npos)
+        return 11;
+    if (thunder::last_prologue_trace(jm).str().find("'fsdp.sync_gradients', False") ==
+        std::string::npos)
+      return 12;
+    // The shards' gradients wait for the guard's exit.
+    for (const at::Tensor& p : model->parameters())
+      if (p.grad().defined()) return 13;
+  }
+  // Each rank now holds its rows of the averaged first micro-batch.
+  write_doubles(dir + "/after_guard_" + std::to_string(rank) + ".bin", grads(*model));
+  jm(x.narrow(0, first + quarter, quarter), y.narrow(0, first + quarter, quarter)).backward();
+  if (thunder::last_backward_traces(jm).back().str().find("prims.reduce_scatter") ==
+      std::string::npos)
+    return 14;
+  if (thunder::cache_misses(jm) != 2) return 15;
+  write_doubles(dir + "/grads_" + std::to_string(rank) + ".bin", grads(*model));
+  {  // A second guard reuses its entry (the same leaves, gathered again).
+    auto guard = td::no_sync(jm);
+    jm(x.narrow(0, first, quarter), y.narrow(0, first, quarter)).backward();
+  }
+  if (thunder::cache_misses(jm) != 2) return 16;
+  return 0;
+}
+
 THUNDER_WORKER(zero2) { return train_fsdp(dir, td::ShardingStrategy::ZERO2); }
 THUNDER_WORKER(zero2_bucketed) { return train_fsdp(dir, td::ShardingStrategy::ZERO2, 25); }
 THUNDER_WORKER(zero3) { return train_fsdp(dir, td::ShardingStrategy::ZERO3); }
@@ -180,8 +292,71 @@ TEST(Fsdp, OneRankChecksAndTrainsLikeThePlainModel) {
   auto jm = thunder::jit(sharded);
   auto plain = std::make_shared<Mlp>(100);
   auto jp = thunder::jit(plain);
+  try {
+    auto guard = td::no_sync(jp);
+    ADD_FAILURE() << "expected thunder::Error";
+  } catch (const thunder::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("distributed.no_sync: the jitted callable was not made "
+                                         "from a ddp(...) or fsdp(...) model"),
+              std::string::npos)
+        << e.what();
+  }
   EXPECT_TRUE(at::allclose(jm(x, y).aten(), jp(x, y).aten(), 1e-12, 1e-12));
   std::filesystem::remove(store);
+}
+
+// fsdp of an unmodified torch::nn module: the same oracle as the thunder MLP.
+TEST(Fsdp, TorchModuleOnTwoRanksMatchesOneProcess) {
+  auto r = launch("torch_zero3", 2);
+  expect_ok(r);
+  TorchMlp model(100);
+  auto jm = thunder::jit(model);
+  train_torch(jm, model, 0, 1);
+  expect_ranks_match_one_process(r, model->parameters(), TorchMlp(100)->parameters(), 1e-12, 1e-3);
+  for (int rank = 0; rank < 2; ++rank)  // fc1: 10 rows, fc2: 3 (padded)
+    EXPECT_EQ(read_text(r.dir + "/shards_" + std::to_string(rank) + ".txt"),
+              "[5, 6] [5] [2, 10] [2] ")
+        << "rank " << rank;
+  const std::string fwd = read_text(r.dir + "/forward.txt");
+  const std::string bwd = read_text(r.dir + "/backward.txt");
+  EXPECT_EQ(count(fwd, "= prims.all_gather("), 4) << fwd;
+  // The default 25 MiB bucket: one reduce-scatter of all four gradients.
+  EXPECT_EQ(count(bwd, "= prims.reduce_scatter("), 1) << bwd;
+  const size_t at = bwd.find("= prims.reduce_scatter(");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_NE(bwd.substr(at, bwd.find('\n', at) - at).find("\"cpu f64[1, 57]\""), std::string::npos)
+      << bwd;
+}
+
+// Two micro-batches of a quarter each, the first under no_sync: the shards'
+// gradients equal those of one larger batch (twice the mean's gradient).
+TEST(Fsdp, NoSyncAccumulationEqualsALargerBatch) {
+  auto r = launch("fsdp_no_sync", 2);
+  expect_ok(r);
+  auto [x, y] = batch();
+  auto model = std::make_shared<Mlp>(100);
+  auto jm = thunder::jit(model);
+  jm(x, y).backward();
+  std::vector<at::Tensor> twice;
+  for (const at::Tensor& g : grads(*model)) twice.push_back(g * 2);
+  // The first micro-batch alone (rows 0-1 on rank 0, 4-5 on rank 1), averaged.
+  auto first = std::make_shared<Mlp>(100);
+  auto jf = thunder::jit(first);
+  jf(x.narrow(0, 0, 2), y.narrow(0, 0, 2)).backward();
+  jf(x.narrow(0, 4, 2), y.narrow(0, 4, 2)).backward();
+  std::vector<at::Tensor> first_avg;
+  for (const at::Tensor& g : grads(*first)) first_avg.push_back(g / 2);
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string k = std::to_string(rank);
+    write_doubles(r.dir + "/reference_" + k + ".bin", shards_of(twice, rank, 2));
+    write_doubles(r.dir + "/first_" + k + ".bin", shards_of(first_avg, rank, 2));
+    expect_close(read_doubles(r.dir + "/grads_" + k + ".bin"),
+                 read_doubles(r.dir + "/reference_" + k + ".bin"), 1e-12,
+                 "accumulated shard gradients vs one larger batch");
+    expect_close(read_doubles(r.dir + "/after_guard_" + k + ".bin"),
+                 read_doubles(r.dir + "/first_" + k + ".bin"), 1e-12,
+                 "shard gradients at the guard's exit vs the first micro-batch's average");
+  }
 }
 
 TEST(Fsdp, TiedWeightsMatchOneProcess) {

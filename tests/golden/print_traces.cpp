@@ -1,6 +1,7 @@
 // Prints the traces of small programs for FileCheck golden tests
 // (tests/golden/*.check, run by ctest through FileCheck-14).
 #include <ATen/ATen.h>
+#include <thunder/distributed.h>
 #include <thunder/thunder.h>
 
 #include <cstdlib>
@@ -45,6 +46,47 @@ struct Block : thunder::nn::Module {
   }
   Tensor forward(const Tensor& x) { return norm(F::gelu(fc(x), "tanh")); }
 };
+
+// A two-layer MLP with a 3-row output layer (padded shards on 2 ranks).
+struct Mlp : thunder::nn::Module {
+  Tensor w1, b1, w2, b2;
+  Mlp() {
+    auto o = at::TensorOptions().dtype(at::kDouble);
+    w1 = register_parameter("w1", at::randn({10, 6}, o));
+    b1 = register_parameter("b1", at::randn({10}, o));
+    w2 = register_parameter("w2", at::randn({3, 10}, o));
+    b2 = register_parameter("b2", at::randn({3}, o));
+  }
+  Tensor forward(const Tensor& x) const {
+    namespace F = thunder::nn::functional;
+    return F::linear(thunder::tanh(F::linear(x, w1, b1)), w2, b2).sum();
+  }
+};
+
+// Run under thunder-run --nproc 2: rank 0 prints the final forward and
+// backward traces of the MLP under ddp or fsdp (ZeRO-3), gradients bucketed.
+int print_distributed(bool sharded) {
+  namespace td = thunder::distributed;
+  td::ProcessGroup pg = td::init_process_group();
+  auto model = std::make_shared<Mlp>();
+  auto x = at::randn({4, 6}, at::kDouble);
+  auto print = [&](auto jm) {
+    jm(x).backward();
+    if (pg.rank() == 0)
+      std::cout << thunder::last_traces(jm).back() << "\n"
+                << thunder::last_backward_traces(jm).back();
+  };
+  // Buckets so that the second layer's two gradients share one, issued
+  // before the first layer's gradients are computed (fsdp's are padded).
+  const double bucket_mb = (sharded ? 400.0 : 300.0) / (1 << 20);
+  if (sharded)
+    print(thunder::jit(
+        td::fsdp(model, pg, {.strategy = td::ShardingStrategy::ZERO3, .bucket_size_mb = bucket_mb}),
+        {.arg_names = {"x"}}));
+  else
+    print(thunder::jit(td::ddp(model, pg, {.bucket_size_mb = bucket_mb}), {.arg_names = {"x"}}));
+  return 0;
+}
 
 int main(int argc, char** argv) {
   if (argc != 2) return 2;
@@ -157,5 +199,7 @@ int main(int argc, char** argv) {
     std::cout << thunder::last_traces(jfn).back() << "\n" << thunder::last_prologue_trace(jfn);
     return 0;
   }
+  if (std::strcmp(argv[1], "ddp_collectives") == 0) return print_distributed(false);
+  if (std::strcmp(argv[1], "fsdp_collectives") == 0) return print_distributed(true);
   return 2;
 }

@@ -5,7 +5,9 @@
 // All-gathers (FSDP's parameters, whose shards exist from the start) run at
 // most 2 ahead of their waits: the next one is issued when a wait is
 // emitted, instead of gathering every parameter before any compute. Everything
-// else keeps its order. A trace without collectives comes back unchanged.
+// else keeps its order, except a bucket's unfused pack (shape prims and cats
+// read only by collectives), which moves up with its collective. A trace
+// without collectives comes back unchanged.
 #pragma once
 
 #include "thunder/core/trace.h"
