@@ -6,6 +6,8 @@
 //   eager     the same model in libtorch (torch::nn for the char-GPT, the
 //             block's ATen reference), one flat all-reduce of every gradient
 //             after the backward: the baseline;
+//   ddp-0-b   thunder DDP without buckets or scheduling (an all-reduce per
+//             gradient, each waited for at once): the thunder baseline;
 //   ddp-0     thunder DDP without buckets (an all-reduce per gradient);
 //   ddp       thunder DDP with 25 MiB buckets;
 //   zero2     thunder FSDP, gathered parameters kept for the backward;
@@ -181,10 +183,11 @@ void bench_model(td::ProcessGroup& pg, int steps, const std::string& title, int6
                    {}});
 
   // The thunder modes: each its own model from the same seed.
-  auto add_thunder = [&](const std::string& name, auto make_wrapper) {
+  auto add_thunder = [&](const std::string& name, auto make_wrapper,
+                         thunder::JitOptions options = {}) {
     auto model = make_thunder(1);
     auto wrapped = make_wrapper(model);
-    auto jm = std::make_shared<decltype(thunder::jit(wrapped))>(thunder::jit(wrapped));
+    auto jm = std::make_shared<decltype(thunder::jit(wrapped))>(thunder::jit(wrapped, options));
     auto params = std::make_shared<std::vector<at::Tensor>>(model->parameters());
     auto opt = std::make_shared<torch::optim::AdamW>(*params);
     modes.push_back(
@@ -203,6 +206,9 @@ void bench_model(td::ProcessGroup& pg, int steps, const std::string& title, int6
                                               thunder::last_backward_traces(*jm).back()};
          }});
   };
+  add_thunder("thunder ddp, no buckets or overlap",
+              [&](auto m) { return td::ddp(m, pg, {.bucket_size_mb = 0}); },
+              {.schedule_collectives = false});
   add_thunder("thunder ddp, no buckets",
               [&](auto m) { return td::ddp(m, pg, {.bucket_size_mb = 0}); });
   add_thunder("thunder ddp, 25 MiB buckets", [&](auto m) { return td::ddp(m, pg); });

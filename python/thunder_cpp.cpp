@@ -512,6 +512,8 @@ thunder::JitOptions options_from(const py::kwargs& kw) {
       o.skip_inplace_functionalization = value.cast<bool>();
     else if (k == "strict_saved_for_backward")
       o.strict_saved_for_backward = value.cast<bool>();
+    else if (k == "schedule_collectives")
+      o.schedule_collectives = value.cast<bool>();
     else if (k == "cache")
       o.cache = value.cast<std::string>();
     else if (k == "arg_names")
@@ -522,7 +524,7 @@ thunder::JitOptions options_from(const py::kwargs& kw) {
       thunder::fail(
           "thunder_cpp.jit: unknown option '{}' (executors, fusion_type, rematerialize, "
           "disable_replace_uniform, skip_inplace_functionalization, strict_saved_for_backward, "
-          "cache, arg_names, max_cache_entries, runtime_numbers)",
+          "schedule_collectives, cache, arg_names, max_cache_entries, runtime_numbers)",
           k);
   }
   thunder::validate(o);

@@ -75,6 +75,12 @@ class ProcessGroup {
 ProcessGroup init_process_group();
 ProcessGroup init_process_group(const ProcessGroupOptions& options);
 
+// Rank `root`'s value of `t` on every rank of `group` (every rank calls it,
+// with the same shape and dtype). Under thunder::jit: prims.broadcast and its
+// wait in the trace (not differentiable); on a concrete tensor: a blocking
+// broadcast into a copy. A root outside the group is a thunder::Error.
+thunder::Tensor broadcast(const thunder::Tensor& t, int64_t root, const ProcessGroup& group);
+
 struct DdpOptions {
   // Gradients are all-reduced in greedy buckets of at most this size (MiB), in
   // the order the backward produces them; 0: one all_reduce per parameter.

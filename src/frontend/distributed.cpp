@@ -153,6 +153,17 @@ ProcessGroup init_process_group(const ProcessGroupOptions& o) {
 
 ProcessGroup init_process_group() { return init_process_group(ProcessGroupOptions{}); }
 
+thunder::Tensor broadcast(const thunder::Tensor& t, int64_t root, const ProcessGroup& group) {
+  THUNDER_CHECK(root >= 0 && root < group.world_size(),
+                "distributed.broadcast: root {} is not a rank of {}", root, group.world_size());
+  if (t.is_proxy())
+    return thunder::Tensor(
+        prims::wait(prims::broadcast(Value(t.proxy()), root, group.handle())).proxy());
+  at::Tensor copy = t.aten().detach().clone(at::MemoryFormat::Contiguous);
+  group.broadcast(copy, root);
+  return copy;
+}
+
 int64_t ProcessGroup::rank() const { return impl_->pg->getRank(); }
 int64_t ProcessGroup::world_size() const { return impl_->pg->getSize(); }
 int64_t ProcessGroup::handle() const { return impl_->handle; }

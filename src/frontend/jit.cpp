@@ -541,6 +541,7 @@ std::shared_ptr<CacheEntry> JitState::compile(TraceFn fn, void* ctx, CallScratch
                      .disable_replace_uniform = options.disable_replace_uniform,
                      .skip_inplace_functionalization = options.skip_inplace_functionalization,
                      .strict_saved_for_backward = options.strict_saved_for_backward,
+                     .schedule_collectives = options.schedule_collectives,
                      .grad_enabled = grad_mode,
                      .alias_groups = std::move(aliases),
                      .tracing_ms = tracing_ms,

@@ -106,7 +106,8 @@ void transform_for_execution(Stages& s, Trace t, const PipelineOptions& o,
     for (const FusionPass& pass : o.executors[k]->fusion_passes())
       t = s.run(pass.name, [&] { return pass.run(t, ctx); });
   }
-  if (has_collectives(t)) t = s.run("Sort waits", [&] { return sort_waits(t); });
+  if (o.schedule_collectives && has_collectives(t))
+    t = s.run("Sort waits", [&] { return sort_waits(t); });
   s.run("Delete Last Used", [&] { return del_last_used(t); });
 }
 

@@ -61,6 +61,12 @@ void register_distributed() {
     full[0] *= world;
     return new_tensor(full, t.dtype, t.device);
   });
+  define("prims.broadcast", {"a", "root", "group"}, comm, [](const OpArgs& a) -> Value {
+    THUNDER_CHECK(a[1].kind() == Value::Kind::Int && a.integer(1) >= 0,
+                  "prims.broadcast: root must be a rank (an int >= 0), got {}", a[1].str());
+    check_group("prims.broadcast", a, 2);
+    return like(a.tensor(0));
+  });
   define("prims.synchronize", {"a", "group", "world_size"}, 0, [](const OpArgs& a) -> Value {
     const Proxy& t = a.tensor(0);
     check_group("prims.synchronize", a, 1);
@@ -79,7 +85,8 @@ bool is_collective(const Symbol& sym) {
   static const Symbol* all_reduce = &symbol("prims.all_reduce");
   static const Symbol* reduce_scatter = &symbol("prims.reduce_scatter");
   static const Symbol* gather = &symbol("prims.all_gather");
-  return &sym == all_reduce || &sym == reduce_scatter || &sym == gather;
+  static const Symbol* broadcast = &symbol("prims.broadcast");
+  return &sym == all_reduce || &sym == reduce_scatter || &sym == gather || &sym == broadcast;
 }
 Value reduce_scatter(const Value& a, const std::string& op, int64_t group, int64_t world_size) {
   THUNDER_PRIM_CALL("prims.reduce_scatter", a, Value(op), Value(group), Value(world_size));
@@ -88,6 +95,9 @@ Value all_gather(const Value& a, int64_t group, int64_t world_size) {
   THUNDER_PRIM_CALL("prims.all_gather", a, Value(group), Value(world_size));
 }
 
+Value broadcast(const Value& a, int64_t root, int64_t group) {
+  THUNDER_PRIM_CALL("prims.broadcast", a, Value(root), Value(group));
+}
 Value wait(const Value& future) { THUNDER_PRIM_CALL("prims.wait", future); }
 Value synchronize(const Value& a, int64_t group, int64_t world_size) {
   THUNDER_PRIM_CALL("prims.synchronize", a, Value(group), Value(world_size));

@@ -96,6 +96,29 @@ void start_all_reduce_sum(int64_t handle, at::Tensor t) {
   s.pending[key] = Pending{std::move(work), handle, std::move(t)};
 }
 
+void start_broadcast(int64_t handle, at::Tensor t, int64_t root) {
+  Group g = group_of(handle, "prims.broadcast");
+  // Gloo would abort the process on a root outside the group.
+  THUNDER_CHECK(root < g.pg->getSize(),
+                "prims.broadcast: root {} is not a rank of process group {} "
+                "(world size {})",
+                root, handle, g.pg->getSize());
+  std::vector<at::Tensor> ts{t};
+  c10::intrusive_ptr<c10d::Work> work;
+  try {
+    work = g.pg->broadcast(ts, c10d::BroadcastOptions{.rootRank = root});
+  } catch (const std::exception& e) {
+    fail(
+        "prims.broadcast: process group {} (rank {} of {}) could not start the collective on "
+        "{}: {}",
+        handle, g.pg->getRank(), g.pg->getSize(), t.toString(), e.what());
+  }
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  const void* key = t.unsafeGetTensorImpl();
+  s.pending[key] = Pending{std::move(work), handle, std::move(t)};
+}
+
 void start_reduce_scatter_sum(int64_t handle, const at::Tensor& in, at::Tensor out) {
   Group g = group_of(handle, "prims.reduce_scatter");
   at::Tensor received = at::empty_like(in, at::MemoryFormat::Contiguous);

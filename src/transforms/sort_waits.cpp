@@ -23,7 +23,9 @@ bool is_all_gather(const BoundSymbol& b) {
 // Collectives that return a future.
 bool is_async_collective(const BoundSymbol& b) {
   static const Symbol& reduce_scatter = prims::symbol("prims.reduce_scatter");
-  return b.sym == &all_reduce_symbol() || b.sym == &reduce_scatter || is_all_gather(b);
+  static const Symbol& broadcast = prims::symbol("prims.broadcast");
+  return b.sym == &all_reduce_symbol() || b.sym == &reduce_scatter || b.sym == &broadcast ||
+         is_all_gather(b);
 }
 const Symbol& wait_symbol() {
   static const Symbol& s = prims::symbol("prims.wait");

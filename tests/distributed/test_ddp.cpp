@@ -31,12 +31,13 @@ using thunder_test::write_text;
 
 // Trains the ddp MLP on this rank's half of the batch; writes the final
 // parameters and rank 0's last forward and backward traces.
-int train_ddp(const std::string& dir, double bucket_size_mb) {
+int train_ddp(const std::string& dir, double bucket_size_mb, bool schedule_collectives = true) {
   td::ProcessGroup pg = td::init_process_group();
   const int rank = static_cast<int>(pg.rank());
   // Different initial values on each rank: ddp must start every replica from rank 0's.
   auto model = std::make_shared<Mlp>(100 + rank);
-  auto jm = thunder::jit(td::ddp(model, pg, {.bucket_size_mb = bucket_size_mb}));
+  auto jm = thunder::jit(td::ddp(model, pg, {.bucket_size_mb = bucket_size_mb}),
+                         {.schedule_collectives = schedule_collectives});
   auto [x, y] = batch();
   const int64_t half = kBatch / pg.world_size();
   at::Tensor xr = x.narrow(0, rank * half, half), yr = y.narrow(0, rank * half, half);
@@ -72,6 +73,7 @@ THUNDER_WORKER(oracle_unbucketed) { return train_ddp(dir, 0); }
 // 0.0005 MiB = 524 bytes: the b2, w2 and b1 gradients (24 + 240 + 80 bytes)
 // share a bucket; w1's (480 bytes) does not fit and goes alone.
 THUNDER_WORKER(oracle_small_buckets) { return train_ddp(dir, 0.0005); }
+THUNDER_WORKER(oracle_unscheduled) { return train_ddp(dir, 0, false); }
 
 TEST(Ddp, TwoRanksOnHalfBatchesMatchOneProcessOnTheBatch) {
   auto r = launch("oracle", 2);
@@ -252,6 +254,34 @@ TEST(Ddp, NoSyncAccumulationEqualsALargerBatch) {
   auto l0 = read_doubles(r.dir + "/local_0.bin"), l1 = read_doubles(r.dir + "/local_1.bin");
   ASSERT_EQ(l0.size(), l1.size());
   EXPECT_NE(std::memcmp(l0.data(), l1.data(), l0.size() * sizeof(double)), 0);
+}
+
+// Without collective scheduling each wait follows its all_reduce (nothing
+// overlaps), and the parameters are the scheduled run's, bit for bit.
+TEST(Ddp, UnscheduledCollectivesBlockAndGiveTheSameParameters) {
+  auto r = launch("oracle_unscheduled", 2);
+  expect_ok(r);
+  auto scheduled = launch("oracle_unbucketed", 2);
+  expect_ok(scheduled);
+  for (const char* f : {"/params_0.bin", "/params_1.bin"}) {
+    auto a = read_doubles(r.dir + f), b = read_doubles(scheduled.dir + f);
+    ASSERT_EQ(a.size(), b.size());
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(double)), 0) << f;
+  }
+  const std::string bwd = read_text(r.dir + "/backward.txt");
+  std::vector<std::string> lines;  // top-level statements, without del
+  std::istringstream in(bwd);
+  for (std::string l; std::getline(in, l);)
+    if (l.find(" = ") != std::string::npos && l.rfind("    ", 0) != 0) lines.push_back(l);
+  int reduces = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].find("prims.all_reduce(") == std::string::npos) continue;
+    ++reduces;
+    const std::string future = lines[i].substr(2, lines[i].find(" = ") - 2);
+    ASSERT_LT(i + 1, lines.size()) << bwd;
+    EXPECT_NE(lines[i + 1].find("prims.wait(" + future + ")"), std::string::npos) << bwd;
+  }
+  EXPECT_EQ(reduces, 4) << bwd;
 }
 
 // ---- a rank that exits early: the other fails clearly, within the timeout ----

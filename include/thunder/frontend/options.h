@@ -33,6 +33,13 @@ struct JitOptions {
   // explicitly (thunder::save_for_backward; built-in rules count as explicit).
   // The saved set is then exactly those values: rematerialization does not run.
   bool strict_saved_for_backward = false;
+  // Schedule collectives (sort_waits, docs/distributed.md): each issued as
+  // soon as its input exists, each wait just before its result's first
+  // reader, so computation overlaps communication. false keeps the order the
+  // grad rules and bucketing wrote (a wait right after its collective, or a
+  // bucket's at its first reader): blocking communication, to measure what
+  // the overlap buys.
+  bool schedule_collectives = true;
   std::string cache = "shapes";  // "shapes" or "none" (retrace every call)
   // Names of the traced function's inputs, in order (default x0, x1, ...).
   std::vector<std::string> arg_names = {};

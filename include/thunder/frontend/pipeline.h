@@ -21,6 +21,7 @@ struct PipelineOptions {
   bool disable_replace_uniform = false;
   bool skip_inplace_functionalization = false;
   bool strict_saved_for_backward = false;
+  bool schedule_collectives = true;  // JitOptions::schedule_collectives
   // Grad mode when the computation was traced: with it on and an input that
   // requires grad, the pipeline differentiates.
   bool grad_enabled = true;

@@ -22,6 +22,9 @@
 //       and reduce-scatters it. all_gather and wait are not pinned for
 //       recomputation (all_reduce and reduce_scatter are): ZeRO-3 tags the
 //       gathered values RECOMPUTE_IN_BACKWARD and the backward gathers again.
+//   prims.broadcast(a, root, group) -> future
+//       rank root's a on every rank (a's shape and dtype the same on all).
+//       No grad rule: differentiating through it is an error.
 #pragma once
 
 #include <cstdint>
@@ -36,10 +39,12 @@ Value wait(const Value& future);
 Value synchronize(const Value& a, int64_t group, int64_t world_size);
 Value reduce_scatter(const Value& a, const std::string& op, int64_t group, int64_t world_size);
 Value all_gather(const Value& a, int64_t group, int64_t world_size);
+Value broadcast(const Value& a, int64_t root, int64_t group);
 
 // Whether a statement of `sym` communicates: every rank of its group must
 // issue the same ones, in the same order, on the same shapes (all_reduce,
-// reduce_scatter, all_gather; not wait or synchronize). Its group is its argument named "group".
+// reduce_scatter, all_gather, broadcast; not wait or synchronize). Its group is its argument named
+// "group".
 bool is_collective(const Symbol& sym);
 
 }  // namespace thunder::prims

@@ -38,6 +38,8 @@ void start_reduce_scatter_sum(int64_t handle, const at::Tensor& in, at::Tensor o
 // Starts gathering every rank's `shard` into `out` (its dim-0 blocks, in
 // rank order); finish(out) completes it.
 void start_all_gather(int64_t handle, const at::Tensor& shard, at::Tensor out);
+// Starts sending rank `root`'s `t` to every rank, in place on `t` (contiguous).
+void start_broadcast(int64_t handle, at::Tensor t, int64_t root);
 // The same, blocking (fsdp's full_parameters).
 void all_gather_into(int64_t handle, const at::Tensor& shard, const at::Tensor& out);
 // Finishes the work pending on `t` (within the group's timeout) and returns

@@ -50,6 +50,14 @@ void all_gather_kernel(KernelCall& k) {
   k.set_output(0, std::move(out));
 }
 
+// Into a buffer of its own (the input may be read again); on the root the
+// result is a copy of the input.
+void broadcast_kernel(KernelCall& k) {
+  at::Tensor out = k.tensor(0).clone(at::MemoryFormat::Contiguous);
+  runtime::start_broadcast(k.integer(2), out, k.integer(1));
+  k.set_output(0, std::move(out));
+}
+
 void wait_kernel(KernelCall& k) { k.set_output(0, runtime::finish(k.tensor(0))); }
 
 // Replication needs nothing in the forward: the parameter as it is.
@@ -67,7 +75,8 @@ const std::vector<Entry>& table() {
                               {&prims::symbol("prims.wait"), &wait_kernel},
                               {&prims::symbol("prims.synchronize"), &synchronize_kernel},
                               {&prims::symbol("prims.reduce_scatter"), &reduce_scatter_kernel},
-                              {&prims::symbol("prims.all_gather"), &all_gather_kernel}};
+                              {&prims::symbol("prims.all_gather"), &all_gather_kernel},
+                              {&prims::symbol("prims.broadcast"), &broadcast_kernel}};
   }();
   return t;
 }
