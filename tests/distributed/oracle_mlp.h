@@ -1,4 +1,4 @@
-// What the multi-process tests share: a float64 MLP whose forward returns
+// What the multi-process tests share: an MLP (float64 unless asked) whose forward returns
 // the mean squared error (sizes that do not divide by 2 ranks: FSDP pads),
 // the batch every rank and the reference see, and comparisons.
 #pragma once
@@ -22,12 +22,12 @@ namespace thunder_test {
 
 constexpr int64_t kBatch = 8, kIn = 6, kHidden = 10, kOut = 3;
 
-// A float64 MLP whose forward returns the mean squared error.
+// An MLP whose forward returns the mean squared error.
 struct Mlp : thunder::nn::Module {
   thunder::Tensor w1, b1, w2, b2;
-  explicit Mlp(uint64_t seed) {
+  explicit Mlp(uint64_t seed, at::ScalarType dtype = at::kDouble) {
     at::manual_seed(seed);
-    auto o = at::TensorOptions().dtype(at::kDouble);
+    auto o = at::TensorOptions().dtype(dtype);
     w1 = register_parameter("w1", at::randn({kHidden, kIn}, o) * 0.4);
     b1 = register_parameter("b1", at::randn({kHidden}, o) * 0.1);
     w2 = register_parameter("w2", at::randn({kOut, kHidden}, o) * 0.4);
@@ -41,9 +41,9 @@ struct Mlp : thunder::nn::Module {
 };
 
 // The whole batch (the same on every rank and in the reference).
-inline std::pair<at::Tensor, at::Tensor> batch() {
+inline std::pair<at::Tensor, at::Tensor> batch(at::ScalarType dtype = at::kDouble) {
   at::manual_seed(7);
-  auto o = at::TensorOptions().dtype(at::kDouble);
+  auto o = at::TensorOptions().dtype(dtype);
   return {at::randn({kBatch, kIn}, o), at::randn({kBatch, kOut}, o)};
 }
 
@@ -73,10 +73,10 @@ constexpr double kLr = 1e-2;
 
 // One process training on the whole batch from rank 0's initial parameters
 // (seed 100): the parameters 2 ranks on half batches must end with.
-inline std::vector<at::Tensor> reference_parameters() {
-  auto model = std::make_shared<Mlp>(100);
+inline std::vector<at::Tensor> reference_parameters(at::ScalarType dtype = at::kDouble) {
+  auto model = std::make_shared<Mlp>(100, dtype);
   auto jm = thunder::jit(model);
-  auto [x, y] = batch();
+  auto [x, y] = batch(dtype);
   torch::optim::AdamW opt(model->parameters(), torch::optim::AdamWOptions(kLr));
   for (int step = 0; step < kSteps; ++step) {
     opt.zero_grad();

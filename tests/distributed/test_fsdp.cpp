@@ -26,13 +26,14 @@ namespace {
 
 // Trains the fsdp MLP on this rank's half of the batch; writes the gathered
 // parameters, the shards' shapes, rank 0's traces and saved bytes.
-int train_fsdp(const std::string& dir, td::ShardingStrategy strategy, double bucket_size_mb = 0) {
+int train_fsdp(const std::string& dir, td::ShardingStrategy strategy, double bucket_size_mb = 0,
+               at::ScalarType dtype = at::kDouble) {
   td::ProcessGroup pg = td::init_process_group();
   const int rank = static_cast<int>(pg.rank());
-  auto model = std::make_shared<Mlp>(100 + rank);  // fsdp starts from rank 0's values
+  auto model = std::make_shared<Mlp>(100 + rank, dtype);  // fsdp starts from rank 0's values
   auto sharded = td::fsdp(model, pg, {.strategy = strategy, .bucket_size_mb = bucket_size_mb});
   auto jm = thunder::jit(sharded);
-  auto [x, y] = batch();
+  auto [x, y] = batch(dtype);
   const int64_t half = kBatch / pg.world_size();
   at::Tensor xr = x.narrow(0, rank * half, half), yr = y.narrow(0, rank * half, half);
   torch::optim::AdamW opt(model->parameters(), torch::optim::AdamWOptions(kLr));
@@ -219,6 +220,12 @@ THUNDER_WORKER(fsdp_no_sync) {
 THUNDER_WORKER(zero2) { return train_fsdp(dir, td::ShardingStrategy::ZERO2); }
 THUNDER_WORKER(zero2_bucketed) { return train_fsdp(dir, td::ShardingStrategy::ZERO2, 25); }
 THUNDER_WORKER(zero3) { return train_fsdp(dir, td::ShardingStrategy::ZERO3); }
+// 400 bytes: w2's and b2's padded gradients (320 + 32 bytes) share a bucket,
+// b1's and w1's go alone.
+THUNDER_WORKER(zero2_small_buckets) {
+  return train_fsdp(dir, td::ShardingStrategy::ZERO2, 400.0 / (1 << 20));
+}
+THUNDER_WORKER(zero3_f32) { return train_fsdp(dir, td::ShardingStrategy::ZERO3, 25, at::kFloat); }
 
 void expect_matches_one_process(const Launch& r) {
   expect_ranks_match_one_process(r, reference_parameters(), Mlp(100).parameters(), 1e-12, 1e-3);
@@ -249,18 +256,32 @@ TEST(Fsdp, Zero3TwoRanksOnHalfBatchesMatchOneProcessOnTheBatch) {
 TEST(Fsdp, BucketedReduceScatterGivesBitwiseEqualParameters) {
   auto bucketed = launch("zero2_bucketed", 2);
   expect_ok(bucketed);
+  auto small = launch("zero2_small_buckets", 2);
+  expect_ok(small);
   auto single = launch("zero2", 2);
   expect_ok(single);
   const std::string bwd = read_text(bucketed.dir + "/backward.txt");
   std::cout << bwd;
   EXPECT_EQ(count(bwd, "= prims.reduce_scatter("), 1) << bwd;
   EXPECT_NE(bwd.find("prims.cat("), std::string::npos) << bwd;
-  for (const char* f : {"/params_0.bin", "/params_1.bin"}) {
-    auto a = read_doubles(bucketed.dir + f), b = read_doubles(single.dir + f);
-    ASSERT_EQ(a.size(), b.size());
-    EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(double)), 0) << f;
-  }
+  const std::string small_bwd = read_text(small.dir + "/backward.txt");
+  EXPECT_EQ(count(small_bwd, "= prims.reduce_scatter("), 3) << small_bwd;
+  for (const Launch* run : {&bucketed, &small})
+    for (const char* f : {"/params_0.bin", "/params_1.bin"}) {
+      auto a = read_doubles(run->dir + f), b = read_doubles(single.dir + f);
+      ASSERT_EQ(a.size(), b.size());
+      EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(double)), 0) << f;
+    }
   expect_matches_one_process(bucketed);
+}
+
+// float32, ZeRO-3 with a bucket: within 1e-5 of one process (the half
+// batches round differently), bitwise-equal replicas.
+TEST(Fsdp, Float32Zero3MatchesOneProcessWithin1e5) {
+  auto r = launch("zero3_f32", 2);
+  expect_ok(r);
+  expect_ranks_match_one_process(r, reference_parameters(at::kFloat),
+                                 Mlp(100, at::kFloat).parameters(), 1e-5, 1e-3);
 }
 
 // One process (a world of one, in this test's own process): fsdp's checks
