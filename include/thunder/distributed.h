@@ -108,6 +108,19 @@ namespace detail {
 
 using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
 
+// A torch::nn module's parameters by their dotted names (the ddp and fsdp
+// wrappers of torch::nn modules).
+inline NamedTensors named_parameters_of(const torch::nn::Module& m) {
+  NamedTensors out;
+  for (const auto& p : m.named_parameters()) out.emplace_back(p.key(), p.value());
+  return out;
+}
+
+// `grads` (1-D, one dtype), packed, scaled by 1/world and summed over the
+// group in one all-reduce: every rank gets the ranks' average, packed in
+// order (no_sync's exit, for ddp and fsdp). A collective.
+at::Tensor average_over_ranks(const std::vector<at::Tensor>& grads, const ProcessGroup& group);
+
 // Every rank must wrap the same parameters (names, shapes, dtypes): compared
 // by a hash before any collective sizes them (Gloo aborts on mismatches).
 void check_same_parameters(const NamedTensors& params, const ProcessGroup& g, const char* who);
@@ -285,13 +298,8 @@ class TorchFullyShardedDataParallelImpl : public torch::nn::Module {
   TorchFullyShardedDataParallelImpl(std::shared_ptr<Impl> m, ProcessGroup group,
                                     FsdpOptions options)
       : module(register_module("module", std::move(m))),
-        state_(std::make_shared<detail::FsdpBase>(
-            [&] {
-              detail::NamedTensors out;
-              for (const auto& p : module->named_parameters()) out.emplace_back(p.key(), p.value());
-              return out;
-            }(),
-            std::move(group), options)) {}
+        state_(std::make_shared<detail::FsdpBase>(detail::named_parameters_of(*module),
+                                                  std::move(group), options)) {}
 
   template <typename... A>
   auto forward(A&&... a) -> decltype(std::declval<Impl&>().forward(std::forward<A>(a)...)) {
@@ -352,11 +360,7 @@ class TorchDistributedDataParallelImpl : public torch::nn::Module {
   TorchDistributedDataParallelImpl(std::shared_ptr<Impl> m, ProcessGroup group, DdpOptions options)
       : module(register_module("module", std::move(m))),
         state_(std::make_shared<detail::DdpBase>(
-            [inner = module.get()] {
-              detail::NamedTensors out;
-              for (const auto& p : inner->named_parameters()) out.emplace_back(p.key(), p.value());
-              return out;
-            },
+            [inner = module.get()] { return detail::named_parameters_of(*inner); },
             std::move(group), options)) {}
 
   template <typename... A>

@@ -242,6 +242,18 @@ void DdpBase::resume_sync(bool combine) {
   if (combine) average_gradients();
 }
 
+at::Tensor average_over_ranks(const std::vector<at::Tensor>& grads, const ProcessGroup& group) {
+  THUNDER_CHECK(
+      std::all_of(grads.begin(), grads.end(),
+                  [&](const at::Tensor& g) { return g.scalar_type() == grads[0].scalar_type(); }),
+      "distributed.no_sync: parameters of several dtypes are not supported yet");
+  at::NoGradGuard no_grad;
+  // The 1/world folded into the pack.
+  at::Tensor packed = at::cat(grads) / static_cast<double>(group.world_size());
+  group.all_reduce_sum(packed);
+  return packed;
+}
+
 void DdpBase::average_gradients() {
   std::vector<at::Tensor> params;
   std::vector<at::Tensor> flat;
@@ -253,13 +265,7 @@ void DdpBase::average_gradients() {
                                       : at::zeros({t.numel()}, t.options()));
   }
   if (params.empty()) return;
-  THUNDER_CHECK(
-      std::all_of(flat.begin(), flat.end(),
-                  [&](const at::Tensor& g) { return g.scalar_type() == flat[0].scalar_type(); }),
-      "distributed.no_sync: parameters of several dtypes are not supported yet");
-  const double world = static_cast<double>(group_.world_size());
-  at::Tensor packed = at::cat(flat) / world;  // the 1/world folded into the pack
-  group_.all_reduce_sum(packed);
+  const at::Tensor packed = average_over_ranks(flat, group_);
   int64_t offset = 0;
   for (at::Tensor& p : params) {
     at::Tensor avg = packed.narrow(0, offset, p.numel()).view(p.sizes());

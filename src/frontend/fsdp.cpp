@@ -108,13 +108,8 @@ void FsdpBase::resume_sync(bool combine) {
     for (const at::Tensor& t : replicated_)
       if (t.requires_grad())
         flat.push_back(t.grad().defined() ? t.grad().reshape({-1}) : at::zeros({1}, t.options()));
-    THUNDER_CHECK(
-        std::all_of(flat.begin(), flat.end(),
-                    [&](const at::Tensor& g) { return g.scalar_type() == flat[0].scalar_type(); }),
-        "distributed.no_sync: parameters of several dtypes are not supported yet");
     if (!flat.empty()) {
-      at::Tensor packed = at::cat(flat) / static_cast<double>(world);
-      group_.all_reduce_sum(packed);
+      const at::Tensor packed = average_over_ranks(flat, group_);
       int64_t offset = 0;
       auto add_to_grad = [](at::Tensor& p, const at::Tensor& g) {
         if (p.grad().defined())

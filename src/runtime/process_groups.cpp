@@ -78,96 +78,83 @@ c10::intrusive_ptr<c10d::ProcessGroup> process_group(int64_t handle, const char*
   return group_of(handle, op).pg;
 }
 
+namespace {
+
+// Starts a collective on `in` with `start(pg)`; an exception from c10d
+// becomes a thunder::Error naming the op, the group and the tensor.
+template <typename Start>
+c10::intrusive_ptr<c10d::Work> start_work(const Group& g, int64_t handle, const char* op,
+                                          const at::Tensor& in, Start start) {
+  try {
+    return start(*g.pg);
+  } catch (const std::exception& e) {
+    fail("{}: process group {} (rank {} of {}) could not start the collective on {}: {}", op,
+         handle, g.pg->getRank(), g.pg->getSize(), in.toString(), e.what());
+  }
+}
+
+// Records `work` as pending on `out` until finish(out).
+void add_pending(int64_t handle, c10::intrusive_ptr<c10d::Work> work, at::Tensor out,
+                 at::Tensor received = {}) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  const void* key = out.unsafeGetTensorImpl();  // before `out` moves into the entry
+  s.pending[key] = Pending{std::move(work), handle, std::move(out), std::move(received)};
+}
+
+// Every rank's `shard` into out's dim-0 blocks, in rank order.
+c10::intrusive_ptr<c10d::Work> start_gather(const Group& g, int64_t handle, const char* op,
+                                            const at::Tensor& shard, const at::Tensor& out) {
+  std::vector<std::vector<at::Tensor>> blocks(1);
+  for (const at::Tensor& b : out.chunk(g.pg->getSize(), 0)) blocks[0].push_back(b);
+  std::vector<at::Tensor> in{shard.contiguous()};
+  return start_work(g, handle, op, shard,
+                    [&](c10d::ProcessGroup& pg) { return pg.allgather(blocks, in); });
+}
+
+}  // namespace
+
 void start_all_reduce_sum(int64_t handle, at::Tensor t) {
   Group g = group_of(handle, "prims.all_reduce");
   std::vector<at::Tensor> ts{t};
-  c10::intrusive_ptr<c10d::Work> work;
-  try {
-    work = g.pg->allreduce(ts, c10d::AllreduceOptions{.reduceOp = c10d::ReduceOp::SUM});
-  } catch (const std::exception& e) {
-    fail(
-        "prims.all_reduce: process group {} (rank {} of {}) could not start the collective on "
-        "{}: {}",
-        handle, g.pg->getRank(), g.pg->getSize(), t.toString(), e.what());
-  }
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.mu);
-  const void* key = t.unsafeGetTensorImpl();  // before `t` moves into the entry
-  s.pending[key] = Pending{std::move(work), handle, std::move(t)};
+  auto work = start_work(g, handle, "prims.all_reduce", t, [&](c10d::ProcessGroup& pg) {
+    return pg.allreduce(ts, c10d::AllreduceOptions{.reduceOp = c10d::ReduceOp::SUM});
+  });
+  add_pending(handle, std::move(work), std::move(t));
 }
 
 void start_broadcast(int64_t handle, at::Tensor t, int64_t root) {
   Group g = group_of(handle, "prims.broadcast");
   // Gloo would abort the process on a root outside the group.
   THUNDER_CHECK(root < g.pg->getSize(),
-                "prims.broadcast: root {} is not a rank of process group {} "
-                "(world size {})",
-                root, handle, g.pg->getSize());
+                "prims.broadcast: root {} is not a rank of process group {} (world size {})", root,
+                handle, g.pg->getSize());
   std::vector<at::Tensor> ts{t};
-  c10::intrusive_ptr<c10d::Work> work;
-  try {
-    work = g.pg->broadcast(ts, c10d::BroadcastOptions{.rootRank = root});
-  } catch (const std::exception& e) {
-    fail(
-        "prims.broadcast: process group {} (rank {} of {}) could not start the collective on "
-        "{}: {}",
-        handle, g.pg->getRank(), g.pg->getSize(), t.toString(), e.what());
-  }
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.mu);
-  const void* key = t.unsafeGetTensorImpl();
-  s.pending[key] = Pending{std::move(work), handle, std::move(t)};
+  auto work = start_work(g, handle, "prims.broadcast", t, [&](c10d::ProcessGroup& pg) {
+    return pg.broadcast(ts, c10d::BroadcastOptions{.rootRank = root});
+  });
+  add_pending(handle, std::move(work), std::move(t));
 }
 
 void start_reduce_scatter_sum(int64_t handle, const at::Tensor& in, at::Tensor out) {
   Group g = group_of(handle, "prims.reduce_scatter");
   at::Tensor received = at::empty_like(in, at::MemoryFormat::Contiguous);
   std::vector<int64_t> equal_splits;  // empty: equal dim-0 blocks
-  c10::intrusive_ptr<c10d::Work> work;
-  try {
-    work = g.pg->alltoall_base(received, const_cast<at::Tensor&>(in), equal_splits, equal_splits);
-  } catch (const std::exception& e) {
-    fail(
-        "prims.reduce_scatter: process group {} (rank {} of {}) could not start the collective on "
-        "{}: {}",
-        handle, g.pg->getRank(), g.pg->getSize(), in.toString(), e.what());
-  }
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.mu);
-  const void* key = out.unsafeGetTensorImpl();
-  s.pending[key] = Pending{std::move(work), handle, std::move(out), std::move(received)};
+  auto work = start_work(g, handle, "prims.reduce_scatter", in, [&](c10d::ProcessGroup& pg) {
+    return pg.alltoall_base(received, const_cast<at::Tensor&>(in), equal_splits, equal_splits);
+  });
+  add_pending(handle, std::move(work), std::move(out), std::move(received));
 }
-
-namespace {
-// Every rank's `shard` into out's dim-0 blocks, in rank order.
-c10::intrusive_ptr<c10d::Work> start_gather(const Group& g, int64_t handle, const at::Tensor& shard,
-                                            const at::Tensor& out) {
-  std::vector<std::vector<at::Tensor>> blocks(1);
-  for (const at::Tensor& b : out.chunk(g.pg->getSize(), 0)) blocks[0].push_back(b);
-  std::vector<at::Tensor> in{shard.contiguous()};
-  try {
-    return g.pg->allgather(blocks, in);
-  } catch (const std::exception& e) {
-    fail(
-        "prims.all_gather: process group {} (rank {} of {}) could not start the collective on "
-        "{}: {}",
-        handle, g.pg->getRank(), g.pg->getSize(), shard.toString(), e.what());
-  }
-}
-}  // namespace
 
 void start_all_gather(int64_t handle, const at::Tensor& shard, at::Tensor out) {
   Group g = group_of(handle, "prims.all_gather");
-  c10::intrusive_ptr<c10d::Work> work = start_gather(g, handle, shard, out);
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.mu);
-  const void* key = out.unsafeGetTensorImpl();
-  s.pending[key] = Pending{std::move(work), handle, std::move(out), at::Tensor()};
+  auto work = start_gather(g, handle, "prims.all_gather", shard, out);
+  add_pending(handle, std::move(work), std::move(out));
 }
 
 void all_gather_into(int64_t handle, const at::Tensor& shard, const at::Tensor& out) {
   Group g = group_of(handle, "distributed.fsdp");
-  c10::intrusive_ptr<c10d::Work> work = start_gather(g, handle, shard, out);
+  c10::intrusive_ptr<c10d::Work> work = start_gather(g, handle, "distributed.fsdp", shard, out);
   bool done = false;
   std::string why;
   try {

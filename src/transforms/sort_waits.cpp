@@ -12,21 +12,12 @@ namespace thunder {
 
 namespace {
 
-const Symbol& all_reduce_symbol() {
-  static const Symbol& s = prims::symbol("prims.all_reduce");
-  return s;
-}
 bool is_all_gather(const BoundSymbol& b) {
   static const Symbol& s = prims::symbol("prims.all_gather");
   return b.sym == &s;
 }
-// Collectives that return a future.
-bool is_async_collective(const BoundSymbol& b) {
-  static const Symbol& reduce_scatter = prims::symbol("prims.reduce_scatter");
-  static const Symbol& broadcast = prims::symbol("prims.broadcast");
-  return b.sym == &all_reduce_symbol() || b.sym == &reduce_scatter || b.sym == &broadcast ||
-         is_all_gather(b);
-}
+// Collectives (each returns a future).
+bool is_async_collective(const BoundSymbol& b) { return prims::is_collective(*b.sym); }
 const Symbol& wait_symbol() {
   static const Symbol& s = prims::symbol("prims.wait");
   return s;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <thunder/prims/distributed.h>
 #include <thunder/thunder.h>
 #include <torch/nn/module.h>
 #include <torch/nn/modules/linear.h>
@@ -66,6 +67,32 @@ inline void expect_close(const std::vector<double>& a, const std::vector<double>
 inline void expect_ok(const Launch& r) {
   ASSERT_FALSE(r.timed_out) << r.output;
   ASSERT_EQ(r.exit_code, 0) << r.output;
+}
+
+// Both runs' ranks ended with the same parameters, bit for bit
+// (params_0.bin, params_1.bin of each).
+inline void expect_same_parameters(const Launch& a, const Launch& b) {
+  for (const char* f : {"/params_0.bin", "/params_1.bin"}) {
+    const auto pa = read_doubles(a.dir + f), pb = read_doubles(b.dir + f);
+    ASSERT_EQ(pa.size(), pb.size()) << f;
+    EXPECT_EQ(std::memcmp(pa.data(), pb.data(), pa.size() * sizeof(double)), 0)
+        << f << " of " << a.dir << " and " << b.dir;
+  }
+}
+
+// Whether the last compiled entry's forward or backward trace communicates:
+// holds a collective, a wait or a synchronize.
+template <typename J>
+bool communicates(const J& jm) {
+  std::vector<thunder::Trace> traces = {thunder::last_traces(jm).back()};
+  if (!thunder::last_backward_traces(jm).empty())
+    traces.push_back(thunder::last_backward_traces(jm).back());
+  for (const thunder::Trace& t : traces)
+    for (const thunder::BoundSymbol& b : t.bsyms)
+      if (thunder::prims::is_collective(*b.sym) || b.sym->id == "prims.wait" ||
+          b.sym->id == "prims.synchronize")
+        return true;
+  return false;
 }
 
 constexpr int kSteps = 5;

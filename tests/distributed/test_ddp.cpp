@@ -227,9 +227,7 @@ THUNDER_WORKER(no_sync) {
     auto guard = td::no_sync(jm);
     jm(x.narrow(0, first, quarter), y.narrow(0, first, quarter)).backward();
     // Inside the guard: its own compiled entry, with no communication.
-    const std::string b = thunder::last_backward_traces(jm).back().str();
-    if (b.find("all_reduce") != std::string::npos || b.find("wait") != std::string::npos) return 11;
-    if (thunder::last_traces(jm).back().str().find("synchronize") != std::string::npos) return 12;
+    if (communicates(jm)) return 11;
     if (thunder::last_prologue_trace(jm).str().find("'ddp.sync_gradients', False") ==
         std::string::npos)
       return 13;
@@ -274,11 +272,7 @@ TEST(Ddp, UnscheduledCollectivesBlockAndGiveTheSameParameters) {
   expect_ok(r);
   auto scheduled = launch("oracle_unbucketed", 2);
   expect_ok(scheduled);
-  for (const char* f : {"/params_0.bin", "/params_1.bin"}) {
-    auto a = read_doubles(r.dir + f), b = read_doubles(scheduled.dir + f);
-    ASSERT_EQ(a.size(), b.size());
-    EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(double)), 0) << f;
-  }
+  expect_same_parameters(r, scheduled);
   const std::string bwd = read_text(r.dir + "/backward.txt");
   std::vector<std::string> lines;  // top-level statements, without del
   std::istringstream in(bwd);
