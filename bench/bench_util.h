@@ -9,11 +9,31 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <dlfcn.h>
 #include <functional>
 #include <string>
 #include <vector>
 
 namespace thunder::bench {
+
+// The kernel set OpenBLAS chose for this CPU ("Zen", "SkylakeX", or a generic
+// fallback such as "Prescott" when it does not know the CPU): eager's matmul
+// speed depends on it. Looked up at run time; libtorch already loads OpenBLAS.
+inline std::string openblas_core() {
+  using CoreName = char* (*)();
+  auto fn = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  return fn ? fn() : "(not OpenBLAS)";
+}
+
+// The 1-minute load average: other work on a shared machine skews timings.
+inline double load_average() {
+  double load = -1;
+  if (FILE* f = std::fopen("/proc/loadavg", "r")) {
+    if (std::fscanf(f, "%lf", &load) != 1) load = -1;
+    std::fclose(f);
+  }
+  return load;
+}
 
 // The CPU model, for comparing runs across machines by ratio.
 inline std::string cpu_model() {

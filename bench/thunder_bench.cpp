@@ -530,12 +530,16 @@ int main(int argc, char** argv) {
   auto wanted = [&](const char* name) {
     return sections.empty() || std::find(sections.begin(), sections.end(), name) != sections.end();
   };
-  const char* coretype = std::getenv("OPENBLAS_CORETYPE");
+  auto env = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v ? v : "(unset)";
+  };
   std::printf(
-      "thunder-cpp benchmarks (libtorch %d.%d) on %s, %u hardware threads, "
-      "OPENBLAS_CORETYPE=%s\n",
+      "thunder-cpp benchmarks (libtorch %d.%d) on %s, %u hardware threads\n"
+      "OpenBLAS core %s (OPENBLAS_CORETYPE=%s), OMP_WAIT_POLICY=%s, load average %.2f\n",
       TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR, cpu_model().c_str(),
-      std::thread::hardware_concurrency(), coretype ? coretype : "(unset)");
+      std::thread::hardware_concurrency(), thunder::bench::openblas_core().c_str(),
+      env("OPENBLAS_CORETYPE"), env("OMP_WAIT_POLICY"), thunder::bench::load_average());
   for (int threads : thread_counts) {
     at::set_num_threads(threads);
     std::printf("\n######## %d intra-op thread%s ########\n", threads, threads == 1 ? "" : "s");
@@ -551,5 +555,6 @@ int main(int argc, char** argv) {
     if (wanted("random")) random_draws();
     if (wanted("capture")) thunder::bench::capture_costs();
   }
+  std::printf("\nload average at the end %.2f\n", thunder::bench::load_average());
   return 0;
 }
