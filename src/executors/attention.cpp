@@ -1,29 +1,33 @@
 // The attention executor: ltorch.scaled_dot_product_attention,
 // ltorch.sdpa_forward and ltorch.sdpa_backward on the CPU, float32 and
-// float64, as loops that never hold a [.., T, S] tensor (docs/attention.md).
+// float64, in tiles of query rows that never hold a [.., T, S] tensor
+// (docs/attention.md).
 //
-// Work is split over (batch, query-row tile) in the forward and over batch
-// entries (a batch entry is one head of one sequence) in the backward, whose
-// key gradients every query row adds to; ATen's parallel_for runs the split
-// on the intra-op threads (OpenMP in this libtorch, like the generated
-// kernels). Per query row, scores are computed for the keys up to the
-// causal bound only, exp once per score, and the row's log-sum-exp kept; the
-// backward recomputes the probabilities from it.
+// Forward tasks are (batch entry, query-row tile); a batch entry is one head
+// of one sequence. Per tile: scores = Q K^T / sqrt(D) for the keys up to the
+// causal bound of its last row (one gemm), per row the max, exp once per kept
+// score, the sum and the log-sum-exp, then out = P V (one gemm). Backward
+// tasks are batch entries (every query row adds to the entry's gk and gv, so
+// splitting over query rows would race); per tile P is recomputed from the
+// lse and five gemms give dV, dP, dQ and dK. ATen's parallel_for runs the
+// tasks on the intra-op threads (OpenMP in this libtorch, like the generated
+// kernels); a gemm inside a task runs on its task's thread.
 //
-// Operands are read in place: any batch strides (the [B, H, T, D] head views
-// of a qkv split are strided [B, T, 3, H, D]) and any row stride, as long as
-// the last dim is contiguous (otherwise that operand is copied once). Every
-// inner loop runs over a contiguous range: K^T and V^T are packed per task
-// so that a row's scores and its dO V^T are axpys over the keys.
+// float32 gemms are oneDNN's sgemm (thunder::dnnl::sgemm: AVX2/AVX-512
+// kernels picked at run time, which plain loops at the library's baseline
+// flags do not reach); float64 ones (tests, references) are plain loops.
+// Operands are read in place with any batch and row strides (the [B, H, T, D]
+// head views of a qkv split are strided [B, T, 3, H, D]) as long as the last
+// dim is contiguous; otherwise that operand is copied once.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <vector>
 
 #include "thunder/core/error.h"
+#include "thunder/executors/dnnl_matmul.h"
 #include "thunder/executors/executor.h"
 #include "thunder/executors/kernel.h"
 #include "thunder/lang/ltorch.h"
@@ -31,36 +35,62 @@
 namespace thunder::attention {
 namespace {
 
-// Query rows per forward task: enough work per task to amortise packing K^T,
-// and enough tasks to keep the threads busy at small batch.
-constexpr int64_t kRowTile = 32;
+// Query rows per tile: a [64, S] score tile stays in L2 at the sequence
+// lengths of interest, and gemms of 64 rows run near oneDNN's peak.
+constexpr int64_t kRowTile = 64;
 
-// One operand's [rows, cols] matrices: base pointer, batch sizes and strides
-// (over the output's batch dims), row stride; the last dim is contiguous.
+// Row-major C [m, n] = alpha op(A) op(B) + beta C, op = transpose for 'T'.
+void gemm(char ta, char tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  dnnl::sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+void gemm(char ta, char tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
+          int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    double* ci = c + i * ldc;
+    for (int64_t j = 0; j < n; ++j) ci[j] = beta == 0 ? 0 : beta * ci[j];
+    for (int64_t p = 0; p < k; ++p) {
+      const double aip = alpha * (ta == 'N' ? a[i * lda + p] : a[p * lda + i]);
+      if (tb == 'N') {
+        const double* bp = b + p * ldb;
+        for (int64_t j = 0; j < n; ++j) ci[j] += aip * bp[j];
+      } else {
+        for (int64_t j = 0; j < n; ++j) ci[j] += aip * b[j * ldb + p];
+      }
+    }
+  }
+}
+
+// One operand's [rows, cols] matrices: base pointer, batch sizes and strides,
+// row stride (a valid leading dimension); the last dim is contiguous.
 template <class T>
 struct Mat {
   const T* data;
   c10::IntArrayRef sizes, strides;  // all dims; batch dims are [0, ndim - 2)
-  int64_t row_stride;
+  int64_t ld;
 
-  const T* batch(int64_t b) const {
+  const T* row(int64_t b, int64_t i) const {
     int64_t off = 0;
     for (int64_t d = static_cast<int64_t>(sizes.size()) - 3; d >= 0; --d) {
       off += (b % sizes[d]) * strides[d];
       b /= sizes[d];
     }
-    return data + off;
+    return data + off + i * ld;
   }
-  const T* row(int64_t b, int64_t i) const { return batch(b) + i * row_stride; }
 };
 
-at::Tensor last_dim_contiguous(const at::Tensor& t) {
-  return t.size(-1) <= 1 || t.stride(-1) == 1 ? t : t.contiguous();
+// The operand itself when a gemm can read its matrices (last dim contiguous,
+// rows at least a row apart), else a contiguous copy.
+at::Tensor gemm_readable(const at::Tensor& t) {
+  const bool last = t.size(-1) <= 1 || t.stride(-1) == 1;
+  const bool rows = t.size(-2) <= 1 || t.stride(-2) >= std::max<int64_t>(t.size(-1), 1);
+  return last && rows ? t : t.contiguous();
 }
 
 template <class T>
 Mat<T> mat(const at::Tensor& t) {
-  return {t.data_ptr<T>(), t.sizes(), t.strides(), t.stride(-2)};
+  const int64_t ld = t.size(-2) <= 1 ? std::max<int64_t>(t.size(-1), 1) : t.stride(-2);
+  return {t.data_ptr<T>(), t.sizes(), t.strides(), ld};
 }
 
 // Shapes of one call: batch entries, query rows, keys, head sizes.
@@ -68,34 +98,16 @@ struct Dims {
   int64_t batch, t, s, d, dv;
   bool causal;
   int64_t keys(int64_t i) const { return causal ? std::min(i + 1, s) : s; }
+  int64_t tiles() const { return (t + kRowTile - 1) / kRowTile; }
 };
 
 Dims dims_of(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal) {
-  const int64_t t = q.size(-2), d = q.size(-1);
-  return {t == 0 || d == 0 ? q.numel() : q.numel() / (t * d), t, k.size(-2), d, v.size(-1), causal};
+  int64_t batch = 1;
+  for (int64_t d = 0; d < q.dim() - 2; ++d) batch *= q.size(d);
+  return {batch, q.size(-2), k.size(-2), q.size(-1), v.size(-1), causal};
 }
 
-// dst[c][j] = src row j, col c for j < n: a [n, cols] matrix transposed into
-// a [cols, n] scratch, so that loops over keys are contiguous.
-template <class T>
-void pack_transposed(const T* src, int64_t row_stride, int64_t n, int64_t cols, T* dst) {
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t c = 0; c < cols; ++c) dst[c * n + j] = src[j * row_stride + c];
-}
-
-template <class T>
-void axpy(T a, const T* x, T* y, int64_t n) {
-  for (int64_t c = 0; c < n; ++c) y[c] += a * x[c];
-}
-
-template <class T>
-T dot(const T* a, const T* b, int64_t n) {
-  T acc = 0;
-  for (int64_t c = 0; c < n; ++c) acc += a[c] * b[c];
-  return acc;
-}
-
-// out = softmax(scores) V and lse per query row, over (batch, row tile) tasks.
+// out = softmax(scores) V and lse per query row, over (batch entry, tile) tasks.
 template <class T>
 void forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const Dims& n,
              at::Tensor& out, at::Tensor& lse) {
@@ -103,40 +115,37 @@ void forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, cons
   T* o = out.data_ptr<T>();
   T* l = lse.data_ptr<T>();
   const T scale = T(1) / std::sqrt(static_cast<T>(n.d));
-  const int64_t tiles = (n.t + kRowTile - 1) / kRowTile;
+  const int64_t tiles = n.tiles();
   at::parallel_for(0, n.batch * tiles, 1, [&](int64_t begin, int64_t end) {
-    std::vector<T> kt(n.d * n.s), p(n.s);
+    std::vector<T> scores(kRowTile * n.s);
     for (int64_t task = begin; task < end; ++task) {
       const int64_t b = task / tiles, i0 = (task % tiles) * kRowTile;
-      const int64_t i1 = std::min(i0 + kRowTile, n.t);
-      const int64_t packed = n.keys(i1 - 1);
-      pack_transposed(mk.batch(b), mk.row_stride, packed, n.d, kt.data());
-      // Packed with `packed` keys per dim: row i reads the first keys(i) of each.
-      for (int64_t i = i0; i < i1; ++i) {
-        const int64_t keys = n.keys(i);
-        T* s = p.data();
-        std::fill(s, s + keys, T(0));
-        const T* qi = mq.row(b, i);
-        for (int64_t c = 0; c < n.d; ++c) axpy(qi[c] * scale, kt.data() + c * packed, s, keys);
-        const T m = *std::max_element(s, s + keys);
+      const int64_t rows = std::min(kRowTile, n.t - i0), keys = n.keys(i0 + rows - 1);
+      T* s = scores.data();
+      gemm('N', 'T', rows, keys, n.d, scale, mq.row(b, i0), mq.ld, mk.row(b, 0), mk.ld, T(0), s,
+           keys);
+      for (int64_t r = 0; r < rows; ++r) {
+        T* sr = s + r * keys;
+        const int64_t kept = n.keys(i0 + r);
+        const T m = *std::max_element(sr, sr + kept);
         T sum = 0;
-        for (int64_t j = 0; j < keys; ++j) {
-          s[j] = std::exp(s[j] - m);
-          sum += s[j];
+        for (int64_t j = 0; j < kept; ++j) {
+          sr[j] = std::exp(sr[j] - m);
+          sum += sr[j];
         }
-        T* oi = o + (b * n.t + i) * n.dv;
-        std::fill(oi, oi + n.dv, T(0));
-        for (int64_t j = 0; j < keys; ++j) axpy(s[j], mv.row(b, j), oi, n.dv);
         const T inv = T(1) / sum;
-        for (int64_t c = 0; c < n.dv; ++c) oi[c] *= inv;
-        l[b * n.t + i] = m + std::log(sum);
+        for (int64_t j = 0; j < kept; ++j) sr[j] *= inv;
+        std::fill(sr + kept, sr + keys, T(0));
+        l[b * n.t + i0 + r] = m + std::log(sum);
       }
+      gemm('N', 'N', rows, n.dv, keys, T(1), s, keys, mv.row(b, 0), mv.ld, T(0),
+           o + (b * n.t + i0) * n.dv, n.dv);
     }
   });
 }
 
-// gq, gk, gv with P = exp(scores - lse) recomputed, one task per batch entry
-// (every query row of an entry adds to its gk and gv rows).
+// gq, gk, gv with P = exp(scores - lse) recomputed per tile; one task per
+// batch entry, its tiles in order (each adds to the entry's gk and gv).
 template <class T>
 void backward(const at::Tensor& go, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
               const at::Tensor& out, const at::Tensor& lse, const Dims& n, at::Tensor& gq,
@@ -146,32 +155,37 @@ void backward(const at::Tensor& go, const at::Tensor& q, const at::Tensor& k, co
   T *dq = gq.data_ptr<T>(), *dk = gk.data_ptr<T>(), *dv = gv.data_ptr<T>();
   const T scale = T(1) / std::sqrt(static_cast<T>(n.d));
   at::parallel_for(0, n.batch, 1, [&](int64_t begin, int64_t end) {
-    std::vector<T> kt(n.d * n.s), vt(n.dv * n.s), p(n.s), ds(n.s);
+    std::vector<T> p_tile(kRowTile * n.s), ds_tile(kRowTile * n.s);
     for (int64_t b = begin; b < end; ++b) {
-      pack_transposed(mk.batch(b), mk.row_stride, n.s, n.d, kt.data());
-      pack_transposed(mv.batch(b), mv.row_stride, n.s, n.dv, vt.data());
       T* dkb = dk + b * n.s * n.d;
       T* dvb = dv + b * n.s * n.dv;
       std::fill(dkb, dkb + n.s * n.d, T(0));
       std::fill(dvb, dvb + n.s * n.dv, T(0));
-      for (int64_t i = 0; i < n.t; ++i) {
-        const int64_t keys = n.keys(i);
-        const T *qi = mq.row(b, i), *goi = mgo.row(b, i);
-        const T li = l[b * n.t + i];
-        std::fill(p.data(), p.data() + keys, T(0));
-        for (int64_t c = 0; c < n.d; ++c) axpy(qi[c] * scale, kt.data() + c * n.s, p.data(), keys);
-        for (int64_t j = 0; j < keys; ++j) p[j] = std::exp(p[j] - li);
-        // ds = P * (dO V^T - rowsum(dO * O))
-        std::fill(ds.data(), ds.data() + keys, -dot(goi, mo.row(b, i), n.dv));
-        for (int64_t c = 0; c < n.dv; ++c) axpy(goi[c], vt.data() + c * n.s, ds.data(), keys);
-        T* dqi = dq + (b * n.t + i) * n.d;
-        std::fill(dqi, dqi + n.d, T(0));
-        for (int64_t j = 0; j < keys; ++j) {
-          const T dsj = p[j] * ds[j] * scale;
-          axpy(p[j], goi, dvb + j * n.dv, n.dv);
-          axpy(dsj, mk.row(b, j), dqi, n.d);
-          axpy(dsj, qi, dkb + j * n.d, n.d);
+      for (int64_t i0 = 0; i0 < n.t; i0 += kRowTile) {
+        const int64_t rows = std::min(kRowTile, n.t - i0), keys = n.keys(i0 + rows - 1);
+        const T *qt = mq.row(b, i0), *got = mgo.row(b, i0), *kb = mk.row(b, 0), *vb = mv.row(b, 0);
+        T *p = p_tile.data(), *ds = ds_tile.data();
+        gemm('N', 'T', rows, keys, n.d, scale, qt, mq.ld, kb, mk.ld, T(0), p, keys);
+        for (int64_t r = 0; r < rows; ++r) {
+          T* pr = p + r * keys;
+          const int64_t kept = n.keys(i0 + r);
+          const T li = l[b * n.t + i0 + r];
+          for (int64_t j = 0; j < kept; ++j) pr[j] = std::exp(pr[j] - li);
+          std::fill(pr + kept, pr + keys, T(0));
         }
+        gemm('T', 'N', keys, n.dv, rows, T(1), p, keys, got, mgo.ld, T(1), dvb, n.dv);
+        gemm('N', 'T', rows, keys, n.dv, T(1), got, mgo.ld, vb, mv.ld, T(0), ds, keys);
+        // dS = P * (dO V^T - rowsum(dO * O)); P is 0 past the causal bound.
+        for (int64_t r = 0; r < rows; ++r) {
+          const T *gor = mgo.row(b, i0 + r), *orow = mo.row(b, i0 + r);
+          T delta = 0;
+          for (int64_t c = 0; c < n.dv; ++c) delta += gor[c] * orow[c];
+          T *pr = p + r * keys, *dsr = ds + r * keys;
+          for (int64_t j = 0; j < keys; ++j) dsr[j] = pr[j] * (dsr[j] - delta);
+        }
+        gemm('N', 'N', rows, n.d, keys, scale, ds, keys, kb, mk.ld, T(0), dq + (b * n.t + i0) * n.d,
+             n.d);
+        gemm('T', 'N', keys, n.d, rows, scale, ds, keys, qt, mq.ld, T(1), dkb, n.d);
       }
     }
   });
@@ -188,8 +202,8 @@ at::Tensor empty_with(const at::Tensor& like, std::initializer_list<int64_t> tai
 // ([out, lse]) share this kernel.
 template <bool WithLse>
 void forward_kernel(KernelCall& k) {
-  const at::Tensor q = last_dim_contiguous(k.tensor(0)), key = last_dim_contiguous(k.tensor(1)),
-                   v = last_dim_contiguous(k.tensor(2));
+  const at::Tensor q = gemm_readable(k.tensor(0)), key = gemm_readable(k.tensor(1)),
+                   v = gemm_readable(k.tensor(2));
   const Dims n = dims_of(q, key, v, k.boolean(3));
   at::Tensor out = empty_with(q, {n.t, n.dv});
   at::Tensor lse = at::empty(q.sizes().slice(0, q.dim() - 1), q.options());
@@ -202,9 +216,9 @@ void forward_kernel(KernelCall& k) {
 }
 
 void backward_kernel(KernelCall& k) {
-  const at::Tensor go = last_dim_contiguous(k.tensor(0)), q = last_dim_contiguous(k.tensor(1)),
-                   key = last_dim_contiguous(k.tensor(2)), v = last_dim_contiguous(k.tensor(3)),
-                   out = last_dim_contiguous(k.tensor(4)), lse = k.tensor(5).contiguous();
+  const at::Tensor go = gemm_readable(k.tensor(0)), q = gemm_readable(k.tensor(1)),
+                   key = gemm_readable(k.tensor(2)), v = gemm_readable(k.tensor(3)),
+                   out = gemm_readable(k.tensor(4)), lse = k.tensor(5).contiguous();
   const Dims n = dims_of(q, key, v, k.boolean(6));
   at::Tensor gq = empty_with(q, {n.t, n.d}), gk = empty_with(key, {n.s, n.d}),
              gv = empty_with(v, {n.s, n.dv});
