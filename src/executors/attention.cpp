@@ -252,26 +252,26 @@ const AttentionSymbols& symbols() {
 class AttentionExecutor : public Executor {
  public:
   std::string_view name() const override { return "attention"; }
-  // q, k, v (and grad and out) on the CPU, all float32 or all float64, at
-  // least 3-D with one batch shape (sdpa_forward and sdpa_backward check that
-  // in their metas; the plain op may broadcast, which stays with its
-  // decomposition), and at least one key.
+  // q, k, v (and grad, out and lse) on the CPU, all float32 or all float64,
+  // at least 3-D, with one batch shape (sdpa_forward and sdpa_backward check
+  // that in their metas; the plain op may broadcast, which stays with its
+  // decomposition). The metas also refuse k without keys.
   bool can_claim(const BoundSymbol& b) const override {
     const AttentionSymbols& s = symbols();
     const bool backward = b.sym == s.backward;
     if (!backward && b.sym != s.sdpa && b.sym != s.forward) return false;
     const size_t tensors = backward ? 5 : 3;  // [grad,] q, k, v[, out]
     if (b.args.size() < tensors + 1 || !b.args[0].is_tensor()) return false;
-    const Proxy& q = *b.args[0].proxy();
-    if (q.dtype != DType::f32 && q.dtype != DType::f64) return false;
+    const Proxy& first = *b.args[0].proxy();
+    if (first.dtype != DType::f32 && first.dtype != DType::f64) return false;
     for (size_t i = 0; i < tensors; ++i) {
-      if (!cpu_tensor_of(b.args[i], q.dtype)) return false;
+      if (!cpu_tensor_of(b.args[i], first.dtype)) return false;
       const Proxy& p = *b.args[i].proxy();
-      if (p.ndim() < 3 || p.ndim() != q.ndim() ||
-          !std::equal(p.shape.begin(), p.shape.end() - 2, q.shape.begin()))
+      if (p.ndim() < 3 || p.ndim() != first.ndim() ||
+          !std::equal(p.shape.begin(), p.shape.end() - 2, first.shape.begin()))
         return false;
     }
-    return !backward || cpu_tensor_of(b.args[5], q.dtype);  // lse
+    return !backward || cpu_tensor_of(b.args[5], first.dtype);
   }
   Kernel kernel(const BoundSymbol& b) const override {
     const AttentionSymbols& s = symbols();
