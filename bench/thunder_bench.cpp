@@ -14,11 +14,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -510,12 +512,66 @@ void random_draws() {
   }
 }
 
+// --- Attention ---------------------------------------------------------------
+// sdpa fwd+bwd on [B, H, T, D] head views of a [B, T, 3C] qkv buffer (the
+// char-GPT's layout): eager (torch's math path written with ATen ops, as a
+// user would), jit without the attention executor (its decomposition:
+// matmuls, fused masking and softmax) and jit with it (the default).
+// Interleaved rep by rep; median [min, max] in ms, and the bytes each saves
+// for backward.
+void attention_rows() {
+  std::printf("\n== Attention: causal sdpa fwd+bwd on qkv head views, ms median [min, max] ==\n");
+  std::printf("%-26s %22s %22s %22s\n", "workload", "eager", "jit, no attention", "jit, attention");
+  at::manual_seed(0);
+  struct Shape {
+    int64_t b, h, t, d;
+    int iters;
+  };
+  for (const Shape& s : {Shape{16, 4, 64, 32, 10}, Shape{8, 8, 256, 32, 2}}) {
+    const int64_t c = s.h * s.d;
+    at::Tensor x = at::randn({s.b, s.t, 3 * c}).requires_grad_();
+    auto heads = [&](const auto& qkv, int64_t part) {
+      return qkv.narrow(2, part * c, c).view({s.b, s.t, s.h, s.d}).transpose(1, 2);
+    };
+    auto eager = [&] {
+      at::Tensor q = heads(x, 0), k = heads(x, 1), v = heads(x, 2);
+      at::Tensor scores =
+          at::matmul(q * (1.0 / std::sqrt(static_cast<double>(s.d))), k.transpose(-2, -1));
+      at::Tensor keep = at::ones({s.t, s.t}, at::kBool).tril();
+      scores = scores.masked_fill(keep.logical_not(), -std::numeric_limits<double>::infinity());
+      return at::matmul(at::softmax(scores, -1), v).sum();
+    };
+    auto attention = [&](const Tensor& qkv) {
+      return F::scaled_dot_product_attention(heads(qkv, 0), heads(qkv, 1), heads(qkv, 2), true);
+    };
+    auto j_off = thunder::jit(attention, {.executors = {"cpu_fuser", "dnnl", "aten"}});
+    auto j_on = thunder::jit(attention);
+    std::vector<std::function<at::Tensor()>> variants = {
+        eager, [&] { return j_off(x).aten().sum(); }, [&] { return j_on(x).aten().sum(); }};
+    std::vector<std::function<void()>> steps;
+    for (auto& v : variants)
+      steps.push_back([&] {
+        x.mutable_grad() = at::Tensor();
+        v().backward();
+      });
+    const auto t = thunder::bench::interleaved_us(steps, s.iters, 9);
+    const std::string name = fmt::format("B{} H{} T{} D{}", s.b, s.h, s.t, s.d);
+    std::printf("%-26s", name.c_str());
+    for (const auto& r : t)
+      std::printf(
+          " %22s",
+          fmt::format("{:.2f} [{:.2f}, {:.2f}]", r.median / 1e3, r.min / 1e3, r.max / 1e3).c_str());
+    std::printf("\n%-26s", (name + ": saved").c_str());
+    for (auto& v : variants) std::printf(" %19.1f KB", saved_bytes(v) / 1024.0);
+    std::printf("\n");
+  }
+}
 }  // namespace
 
 // Every section at 1 and then 2 intra-op threads (eager ATen kernels and the
 // generated kernels' OpenMP loops alike); `--threads 1` runs one setting.
 // With other arguments, only the named sections: overhead chain bandwidth
-// gelu_bwd cross_entropy models dnnl compile random capture.
+// gelu_bwd cross_entropy models dnnl attention compile random capture.
 int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--compile-child") return compile_child(argv[2]);
   thunder::MemoryMeter::install();
@@ -550,6 +606,7 @@ int main(int argc, char** argv) {
     if (wanted("cross_entropy")) softmax_cross_entropy();
     if (wanted("models")) models_fwd_bwd();
     if (wanted("dnnl")) dnnl_rows();
+    if (wanted("attention")) attention_rows();
     // Compile time does not depend on the thread count: once.
     if (wanted("compile") && threads == thread_counts.front()) gpt_compile_time();
     if (wanted("random")) random_draws();

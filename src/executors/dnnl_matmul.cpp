@@ -443,4 +443,11 @@ Executor& dnnl_executor() {
   return e;
 }
 
+void sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  dnnl_status_t st = dnnl_sgemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  THUNDER_CHECK(st == dnnl_success, "dnnl: dnnl_sgemm failed with status {}", static_cast<int>(st));
+}
+
 }  // namespace thunder::dnnl

@@ -13,14 +13,18 @@ Executor& cpu_fuser_executor();
 namespace dnnl {
 Executor& dnnl_executor();
 }
+namespace attention {
+Executor& attention_executor();
+}
 namespace c10d_executor {
 Executor& c10d_executor();
 }
 
 namespace {
 std::vector<Executor*> all_executors() {
-  return {&cpu_fuser::cpu_fuser_executor(), &dnnl::dnnl_executor(), &aten::aten_executor(),
-          &aten::aten_prims_executor(), &c10d_executor::c10d_executor()};
+  return {&cpu_fuser::cpu_fuser_executor(), &dnnl::dnnl_executor(),
+          &attention::attention_executor(), &aten::aten_executor(),
+          &aten::aten_prims_executor(),     &c10d_executor::c10d_executor()};
 }
 }  // namespace
 

@@ -58,6 +58,7 @@ void register_reduction();
 void register_shape();
 void register_indexing();
 void register_nn();
+void register_attention();
 void register_factory();
 void register_backward();
 

@@ -1,12 +1,10 @@
 // ltorch linear algebra and nn.functional ops, decomposed into prims: matmul
 // (batch broadcasting), linear, dropout, gelu, softmax, log_softmax, layer_norm,
-// batch_norm, embedding, cross_entropy and scaled_dot_product_attention. Half-precision
+// batch_norm, embedding and cross_entropy (attention is in attention.cpp). Half-precision
 // inputs are computed in float32 where torch's kernels accumulate in float.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <numbers>
-#include <utility>
 
 #include "lang_util.h"
 
@@ -285,40 +283,6 @@ Value nll_loss_body(const OpArgs& args) {
   return prims::neg(prims::div(total, count));
 }
 
-Value sdpa_body(const OpArgs& args) {
-  const std::string op = "ltorch.scaled_dot_product_attention";
-  const Proxy& q = float_arg(op, args[0], "q");
-  const Proxy& k = tensor_arg(op, args[1], "k");
-  const Proxy& v = tensor_arg(op, args[2], "v");
-  check_same_dtype(op, q, "q", k, "k");
-  check_same_dtype(op, q, "q", v, "v");
-  for (const Proxy* p : {&q, &k, &v})
-    THUNDER_CHECK(p->ndim() >= 2, "{}: q, k and v must be at least 2-D, got shape {}", op,
-                  shape_str(p->shape));
-  THUNDER_CHECK(q.shape.back() == k.shape.back(),
-                "{}: q {} and k {} must have the same embedding size", op, shape_str(q.shape),
-                shape_str(k.shape));
-  THUNDER_CHECK(k.shape[k.ndim() - 2] == v.shape[v.ndim() - 2],
-                "{}: k {} and v {} must have the same sequence length", op, shape_str(k.shape),
-                shape_str(v.shape));
-  // As torch's math path: scale q first, then q @ k^T.
-  Value qs = prims::mul(args[0], 1.0 / std::sqrt(static_cast<double>(q.shape.back())));
-  std::vector<int64_t> perm;
-  for (int64_t i = 0; i < k.ndim(); ++i) perm.push_back(i);
-  std::swap(perm[k.ndim() - 1], perm[k.ndim() - 2]);
-  Value scores = ltorch::matmul(qs, prims::transpose(args[1], perm));
-  if (args.boolean(3)) {
-    // Keep key j for query i iff j <= i (torch's top-left aligned tril mask).
-    const int64_t l = q.shape[q.ndim() - 2], s = k.shape[k.ndim() - 2];
-    Value rows = prims::broadcast_in_dim(prims::iota(l, 0, 1, q.device, DType::i64), {l, s}, {0});
-    Value cols = prims::broadcast_in_dim(prims::iota(s, 0, 1, q.device, DType::i64), {l, s}, {1});
-    const Shape& shape = scores.proxy()->shape;
-    Value keep = broadcast_to(op, prims::le(cols, rows), shape);
-    scores = prims::where(keep, scores, -std::numeric_limits<double>::infinity());
-  }
-  return ltorch::matmul(ltorch::softmax(scores, -1), args[2]);
-}
-
 }  // namespace
 
 void register_nn() {
@@ -335,7 +299,6 @@ void register_nn() {
   define("ltorch.embedding", {"indices", "weight"}, 0, embedding_body);
   define("ltorch.cross_entropy", {"logits", "targets"}, 0, cross_entropy_body);
   define("ltorch.nll_loss", {"log_probs", "targets"}, 0, nll_loss_body);
-  define("ltorch.scaled_dot_product_attention", {"q", "k", "v", "is_causal"}, kMatmul, sdpa_body);
 }
 
 }  // namespace detail
@@ -370,9 +333,6 @@ Value cross_entropy(const Value& logits, const Value& targets) {
 }
 Value nll_loss(const Value& log_probs, const Value& targets) {
   THUNDER_LTORCH_CALL("ltorch.nll_loss", log_probs, targets);
-}
-Value scaled_dot_product_attention(const Value& q, const Value& k, const Value& v, bool is_causal) {
-  THUNDER_LTORCH_CALL("ltorch.scaled_dot_product_attention", q, k, v, is_causal);
 }
 
 }  // namespace thunder::ltorch

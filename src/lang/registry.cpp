@@ -11,6 +11,7 @@ void ensure_registered() {
     detail::register_shape();
     detail::register_indexing();
     detail::register_nn();
+    detail::register_attention();
     detail::register_factory();
     detail::register_backward();
     return true;

@@ -2,6 +2,7 @@
 // much: the forward stays one ltorch statement (ATen runs it whole) and the
 // backward reads only what it needs (gelu saves its input, softmax its output).
 // Statements the forward output does not need run in the backward.
+#include <array>
 #include <cmath>
 #include <numbers>
 
@@ -139,6 +140,41 @@ Value cross_entropy_rule(VjpContext& g, const OpArgs& a) {
   return out;
 }
 
+// Attention is one statement each way: ltorch.sdpa_forward returns the output
+// and each query row's log-sum-exp, ltorch.sdpa_backward recomputes the
+// probabilities from q, k and that lse. Saved: q, k, v, out and lse, never
+// the [.., T, S] probabilities the decomposition's softmax would save. Batch
+// dims that broadcast (as in matmul) are expanded first and the gradients
+// summed back.
+Value sdpa_rule(VjpContext& g, const OpArgs& a) {
+  const bool causal = a.boolean(3);
+  const std::array<Value, 3> qkv = {a[0], a[1], a[2]};
+  Shape batch;
+  for (const Value& x : qkv) {
+    const Shape& s = P(x).shape;
+    const size_t n = s.size() - 2;
+    if (batch.size() < n) batch.insert(batch.begin(), n - batch.size(), 1);
+    for (size_t i = 0; i < n; ++i) {
+      int64_t& b = batch[batch.size() - n + i];
+      if (b == 1) b = s[i];
+    }
+  }
+  std::array<Value, 3> e;
+  for (size_t i = 0; i < 3; ++i) {
+    const Shape& s = P(qkv[i]).shape;
+    Shape full = batch;
+    full.insert(full.end(), s.end() - 2, s.end());
+    e[i] = s == full ? qkv[i] : ltorch::expand(qkv[i], full);
+  }
+  Value r = ltorch::sdpa_forward(e[0], e[1], e[2], causal);
+  Value out = r.as_list()[0], lse = r.as_list()[1];
+  if (!g.requires_grad(a[0]) && !g.requires_grad(a[1]) && !g.requires_grad(a[2])) return out;
+  Value grads = ltorch::sdpa_backward(g.get_grad(out), e[0], e[1], e[2], out, lse, causal);
+  for (size_t i = 0; i < 3; ++i)
+    if (g.requires_grad(qkv[i])) g.put_grad(qkv[i], sum_to(grads.as_list()[i], P(qkv[i]).shape));
+  return out;
+}
+
 // The weight's gradient is libtorch's embedding backward; only indices are saved.
 Value embedding_rule(VjpContext& g, const OpArgs& a) {
   Value out = ltorch::embedding(a[0], a[1]);
@@ -197,6 +233,7 @@ void register_composite_grad_rules() {
   set_grad_rule("ltorch.dropout", dropout_rule);
   set_grad_rule("ltorch.matmul", matmul_rule);
   set_grad_rule("ltorch.cross_entropy", cross_entropy_rule);
+  set_grad_rule("ltorch.scaled_dot_product_attention", sdpa_rule);
   set_grad_rule("ltorch.embedding", embedding_rule);
 }
 

@@ -28,5 +28,12 @@ void reset_choices();
 
 Executor& dnnl_executor();
 
+// Row-major C [m, n] = alpha op(A) op(B) + beta C through oneDNN's sgemm,
+// op being the transpose for 'T' (A is [m, k] as op(A), B [k, n]), for other
+// executors' float32 kernels (the attention executor's tiles). Any m, n or k
+// may be 0. Throws thunder::Error if oneDNN reports a failure.
+void sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
 }  // namespace dnnl
 }  // namespace thunder

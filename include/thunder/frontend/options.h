@@ -11,9 +11,11 @@ struct JitOptions {
   // reduction prims into generated kernels (docs/fusion.md); "dnnl" runs
   // float32 CPU matmul and linear with oneDNN's sgemm where that measured
   // faster than ATen for the shape (docs/matmul.md; THUNDER_DNNL=0 turns it
-  // off); "aten" claims every symbol with libtorch's kernels; "aten_prims"
-  // runs every composite as its decomposition into prims.
-  std::vector<std::string> executors = {"cpu_fuser", "dnnl", "aten"};
+  // off); "attention" runs float32 and float64 CPU attention forward and
+  // backward without [.., T, S] probabilities (docs/attention.md); "aten"
+  // claims every symbol with libtorch's kernels; "aten_prims" runs every
+  // composite as its decomposition into prims.
+  std::vector<std::string> executors = {"cpu_fuser", "dnnl", "attention", "aten"};
   // How cpu_fuser forms regions.
   std::string fusion_type = "dataflow";  // "consecutive" or "dataflow"
   // Choose the saved-for-backward set by a minimum cut, recomputing cheap

@@ -127,6 +127,14 @@ Value cross_entropy_backward(const Value& grad, const Value& logits, const Value
                              const Value& targets);
 // d embedding / d weight: the cotangent rows summed into a [num_weights, D] tensor.
 Value embedding_backward(const Value& grad, const Value& indices, int64_t num_weights);
+// Attention's grad rule pair (q, k, v of one batch shape): sdpa_forward returns
+// [out, lse], lse being each query row's log-sum-exp of the scaled, masked
+// scores ([.., T], in the compute dtype); sdpa_backward returns [gq, gk, gv],
+// recomputing the probabilities from q, k and lse, so the forward saves no
+// [.., T, S] tensor.
+Value sdpa_forward(const Value& q, const Value& k, const Value& v, bool is_causal);
+Value sdpa_backward(const Value& grad, const Value& q, const Value& k, const Value& v,
+                    const Value& out, const Value& lse, bool is_causal);
 
 // ---- factories ----
 Value full(const std::vector<int64_t>& shape, const Value& fill_value, Device device, DType dtype);
