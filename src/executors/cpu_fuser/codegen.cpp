@@ -369,6 +369,14 @@ class Generator {
     if (!emit_value) internal_fail(__FILE__, __LINE__, "cpu_fuser: no emitter for {}", b.sym->id);
     const Proxy& out = *b.output.proxy();
     static const Symbol& where = prims::symbol("prims.where");
+    static const Symbol& philox = prims::symbol("prims.uniform_philox");
+    // Tensor operands' Lets in argument order, whatever order an emitter asks
+    // in (C++ leaves the order of a call's arguments open): the source, hence
+    // its cache key, must not depend on the compiler that built thunder.
+    // A draw's seed and offset are words read by `word`, not elements.
+    if (b.sym != &philox)
+      for (const Value& v : b.args)
+        if (v.is_tensor()) value_at(*v.proxy(), idx);
     // Literals take the dtype of the tensor operands (for where: the values').
     DType operand = out.dtype;
     for (size_t i = b.sym == &where ? 1 : 0; i < b.args.size(); ++i)

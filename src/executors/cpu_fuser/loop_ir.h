@@ -4,11 +4,13 @@
 //
 // Semantics are C's: every expression is a pure scalar value (loads read
 // memory that no statement of the same loop nest writes, except a tile
-// filled before the loop that reads it); statements run in order. Variables
-// are named by the builder and unique within a kernel, except the
-// accumulators of a reduction, which live in a Scope of their own. Integer
-// index arithmetic is int64_t. A kernel is a list of nests: each is printed as a function over [lo,
-// hi) of its loop, called directly or in OpenMP chunks.
+// filled before the loop that reads it); statements run in order. The
+// builder names variables: a value's Let name is unique within its kernel
+// (transformations move Lets by name), while loop indices, row indices and a
+// reduction's accumulators and mean (in a Scope of their own) repeat in sibling
+// loops and scopes. Integer index arithmetic is int64_t. A kernel is a list
+// of nests, each printed as a function over [lo, hi) of its outermost index
+// and called directly or in OpenMP chunks.
 #pragma once
 
 #include <cstdint>

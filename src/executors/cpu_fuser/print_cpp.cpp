@@ -85,7 +85,7 @@ std::string print(const Expr& e, int context) {
     case Node::Kind::Load: {
       const std::string at = fmt::format("{}[{}]", e->text, print(e->args[0], 0));
       switch (e->type) {
-        case Type::Bool:
+        case Type::Bool:  // a byte in memory: a comparison, parenthesised below ==
           return context > 9 ? "(" + at + " != 0)" : at + " != 0";
         case Type::F16:
           return "(float)" + at;
