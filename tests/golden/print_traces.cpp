@@ -2,6 +2,7 @@
 // (tests/golden/*.check, run by ctest through FileCheck-14).
 #include <ATen/ATen.h>
 #include <thunder/distributed.h>
+#include <thunder/executors/cpu_fuser.h>
 #include <thunder/thunder.h>
 
 #include <cstdlib>
@@ -197,6 +198,22 @@ int main(int argc, char** argv) {
     jfn(x, x);
     check_round_trip(jfn);
     std::cout << thunder::last_traces(jfn).back() << "\n" << thunder::last_prologue_trace(jfn);
+    return 0;
+  }
+  if (std::strcmp(argv[1], "row_fused_kernel") == 0) {
+    // The generated C++ of a row-fused region (softmax over the rows of a
+    // [4, 5] input), from its first loop nest on (the preamble is the same
+    // for every kernel).
+    auto fn = [](const Tensor& x) { return F::softmax(x, -1); };
+    auto jfn = thunder::jit(fn, {.executors = {"cpu_fuser", "aten"}, .arg_names = {"x"}});
+    jfn(at::randn({4, 5}));
+    const thunder::Trace last = thunder::last_traces(jfn).back();
+    std::cout << last << "\n";
+    for (const auto& b : last.bsyms) {
+      if (!b.sym->is_region) continue;
+      const std::string src = thunder::fusion_source(b);
+      std::cout << src.substr(src.find("static void nest0"));
+    }
     return 0;
   }
   if (std::strcmp(argv[1], "ddp_collectives") == 0) return print_distributed(false);

@@ -1,4 +1,5 @@
-// C++ code generation for one fusion region (torch-free text generation).
+// C++ code generation for one fusion region (torch-free): the region built as
+// loop IR (loop_ir.h), transformed (loop_transforms.h), printed (print_cpp.h).
 //
 // The generated translation unit defines
 //   extern "C" void thunder_kernel(void* const* p, int64_t n);

@@ -1,7 +1,10 @@
-// Which prims cpu_fuser fuses, as data: one row per prim with its kind. The
-// code generator (codegen.cpp) has one emitter per row.
+// Which prims cpu_fuser fuses, as data: one row per prim with its kind and,
+// for an elementwise prim, its emitter (how codegen.cpp computes one element
+// as a loop-IR expression). An elementwise prim without an emitter is not
+// fusible, so nothing is claimed that cannot be generated.
 #pragma once
 
+#include "emit.h"
 #include "thunder/core/bound_symbol.h"
 
 namespace thunder::cpu_fuser {
@@ -12,6 +15,9 @@ enum class OpKind { Elementwise, View, Reduction, Cat };
 
 // The kind of a fusible prim, or nullptr when cpu_fuser does not fuse it.
 const OpKind* fusible_kind(const Symbol& sym);
+
+// The emitter of an elementwise prim (nullptr for other kinds).
+Emitter emitter(const Symbol& sym);
 
 // Can this statement join a fusion region? Prims: in the table, on CPU, and
 // (reductions) over the innermost or all dims. Composites: when their whole
