@@ -19,8 +19,8 @@
 namespace thunder {
 
 struct PassOptions {
-  std::vector<std::string> executors = {"cpu_fuser", "dnnl", "aten"};  // claim and fusion
-  std::string fusion_type = "dataflow";                        // fusion
+  std::vector<std::string> executors = {"dnnl", "cpu_fuser", "aten"};  // claim and fusion
+  std::string fusion_type = "dataflow";                                // fusion
 };
 
 struct NamedPass {
