@@ -36,6 +36,7 @@
 #include <mutex>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "dnnl_epilogues.h"
 #include "thunder/core/error.h"
@@ -610,6 +611,26 @@ void reset_choices() {
   primitives_built = 0;
   reference_built = 0;
   c.generation.fetch_add(1, std::memory_order_release);
+}
+
+double isolated_sgemm_us(int64_t batch, int64_t m, int64_t n, int64_t k, int iters) {
+  std::vector<float> a(batch * m * k, 0.5f), b(batch * k * n, 0.25f), c(batch * m * n);
+  auto once = [&] {
+    for (int64_t i = 0; i < batch; ++i)
+      check(dnnl_sgemm('N', 'N', m, n, k, 1.0f, a.data() + i * m * k, k, b.data() + i * k * n, n,
+                       0.0f, c.data() + i * m * n, n),
+            "dnnl_sgemm");
+  };
+  once();
+  std::vector<double> us;
+  for (int r = 0; r < 7; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < iters; ++i) once();
+    auto t1 = std::chrono::steady_clock::now();
+    us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / iters);
+  }
+  std::sort(us.begin(), us.end());
+  return us[us.size() / 2];
 }
 
 Executor& dnnl_executor() {

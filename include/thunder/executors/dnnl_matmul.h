@@ -32,6 +32,11 @@ ChoiceStats choice_stats();
 // next call of each shape builds and measures again).
 void reset_choices();
 
+// Microseconds of `batch` row-major oneDNN sgemms C[m, n] = A[m, k] @ B[k, n]
+// on contiguous buffers of its own (median of 7 runs of `iters` calls): the
+// isolated library speed the benchmarks compare the jit's matmuls with.
+double isolated_sgemm_us(int64_t batch, int64_t m, int64_t n, int64_t k, int iters);
+
 Executor& dnnl_executor();
 
 }  // namespace dnnl
