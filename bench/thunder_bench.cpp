@@ -350,6 +350,91 @@ void dnnl_rows() {
               static_cast<long long>(st.dnnl_chosen), static_cast<long long>(st.measured));
 }
 
+// The jit's matmul throughput against isolated oneDNN sgemm on the GPT
+// block's shapes (forward and backward): each product statement of the final
+// traces (plain or fused with its epilogues) is timed as its own jitted
+// product on contiguous operands of its shapes (oneDNN forced), and the same
+// M, N, K and batch as back-to-back dnnl_sgemm calls. GFLOP/s = 2 M N K batch.
+void dnnl_matmul_throughput() {
+  std::printf(
+      "\n== Matmul throughput: jit (oneDNN primitive) vs isolated dnnl_sgemm, GPT block "
+      "B8 T128 C256 shapes ==\n");
+  std::printf("%-36s %8s %12s %12s %8s\n", "shape (batch x M x K x N)", "count", "jit GF/s",
+              "sgemm GF/s", "ratio");
+  setenv("THUNDER_DNNL", "1", 1);
+  thunder::models::GPTBlock gpt(/*vocab=*/512, /*C=*/256, /*heads=*/8);
+  at::Tensor idx = at::randint(0, 512, {8, 128}), tgt = at::randint(0, 512, {8, 128});
+  auto jgpt = thunder::jit(gpt);
+  jgpt(idx, tgt).aten().backward();
+  struct Product {
+    std::vector<int64_t> a, b;
+    bool linear;
+    int count;
+  };
+  std::vector<Product> products;
+  auto collect = [&](const thunder::Trace& t) {
+    for (const thunder::BoundSymbol& s : t.bsyms) {
+      const thunder::BoundSymbol& p = s.sym->id.starts_with("dnnlMatmul") ? s.subsymbols[0] : s;
+      const bool linear = p.sym->id == "ltorch.linear" || p.sym->id == "prims.linear";
+      if (!linear && p.sym->id != "ltorch.matmul" && p.sym->id != "prims.matmul") continue;
+      Product q{p.args[0].proxy()->shape, p.args[1].proxy()->shape, linear, 1};
+      auto same = std::find_if(products.begin(), products.end(), [&](const Product& o) {
+        return o.a == q.a && o.b == q.b && o.linear == q.linear;
+      });
+      if (same != products.end())
+        ++same->count;
+      else
+        products.push_back(q);
+    }
+  };
+  std::vector<thunder::Trace> fwd = thunder::last_traces(jgpt),
+                              bwd = thunder::last_backward_traces(jgpt);
+  collect(fwd.back());
+  collect(bwd.back());
+  double flops_total = 0, jit_us_total = 0, sgemm_us_total = 0;
+  for (const Product& p : products) {
+    int64_t m, k, n, batch = 1;
+    if (p.linear) {
+      k = p.a.back();
+      n = p.b[0];
+      m = 1;
+      for (size_t i = 0; i + 1 < p.a.size(); ++i) m *= p.a[i];
+    } else {
+      m = p.a[p.a.size() - 2];
+      k = p.a.back();
+      n = p.b.back();
+      const size_t na = p.a.size() - 2, nb = p.b.size() - 2, nbatch = std::max(na, nb);
+      for (size_t j = 0; j < nbatch; ++j) {
+        const int64_t sa = j + na >= nbatch ? p.a[j + na - nbatch] : 1;
+        const int64_t sb = j + nb >= nbatch ? p.b[j + nb - nbatch] : 1;
+        batch *= std::max(sa, sb);
+      }
+    }
+    at::Tensor x = at::randn(p.a), y = at::randn(p.b);
+    double jit_us;
+    at::NoGradGuard no_grad;
+    if (p.linear) {
+      auto j = thunder::jit([](const Tensor& a, const Tensor& w) { return F::linear(a, w); });
+      jit_us = time_us([&] { Tensor r = j(x, y); }, 20);
+    } else {
+      auto j = thunder::jit([](const Tensor& a, const Tensor& b) { return a.matmul(b); });
+      jit_us = time_us([&] { Tensor r = j(x, y); }, 20);
+    }
+    const double sgemm_us = thunder::dnnl::isolated_sgemm_us(batch, m, n, k, 20);
+    const double flops = 2.0 * m * n * k * batch;
+    flops_total += flops * p.count;
+    jit_us_total += jit_us * p.count;
+    sgemm_us_total += sgemm_us * p.count;
+    std::printf("%-36s %8d %12.1f %12.1f %7.0f%%\n",
+                fmt::format("{}x{}x{}x{}{}", batch, m, k, n, p.linear ? " linear" : "").c_str(),
+                p.count, flops / jit_us / 1e3, flops / sgemm_us / 1e3, 100.0 * sgemm_us / jit_us);
+  }
+  std::printf("%-36s %8s %12.1f %12.1f %7.0f%%\n", "all (weighted by count)", "",
+              flops_total / jit_us_total / 1e3, flops_total / sgemm_us_total / 1e3,
+              100.0 * sgemm_us_total / jit_us_total);
+  unsetenv("THUNDER_DNNL");
+}
+
 // --- Compile time -----------------------------------------------------------
 // Kernels live in two caches: $THUNDER_CACHE_DIR on disk and a per-process
 // table of loaded kernels. Only a new process sees the disk cache alone, so
@@ -544,7 +629,7 @@ void attention_rows() {
     auto attention = [&](const Tensor& qkv) {
       return F::scaled_dot_product_attention(heads(qkv, 0), heads(qkv, 1), heads(qkv, 2), true);
     };
-    auto j_off = thunder::jit(attention, {.executors = {"cpu_fuser", "dnnl", "aten"}});
+    auto j_off = thunder::jit(attention, {.executors = {"dnnl", "cpu_fuser", "aten"}});
     auto j_on = thunder::jit(attention);
     std::vector<std::function<at::Tensor()>> variants = {
         eager, [&] { return j_off(x).aten().sum(); }, [&] { return j_on(x).aten().sum(); }};
@@ -605,7 +690,10 @@ int main(int argc, char** argv) {
     if (wanted("gelu_bwd")) gelu_chain_fwd_bwd();
     if (wanted("cross_entropy")) softmax_cross_entropy();
     if (wanted("models")) models_fwd_bwd();
-    if (wanted("dnnl")) dnnl_rows();
+    if (wanted("dnnl")) {
+      dnnl_rows();
+      dnnl_matmul_throughput();
+    }
     if (wanted("attention")) attention_rows();
     // Compile time does not depend on the thread count: once.
     if (wanted("compile") && threads == thread_counts.front()) gpt_compile_time();

@@ -1,22 +1,23 @@
-// The dnnl executor: float32 CPU matmul and linear through oneDNN's row-major
-// sgemm (dnnl_sgemm). Every oneDNN include of the project is in this file.
+// The dnnl executor: float32 CPU matmul and linear as oneDNN matmul
+// primitives, with the elementwise statements that follow a product fused in
+// as post-ops (dnnl_epilogues.cpp). Every oneDNN include of the project is in
+// this file.
 //
-// Why sgemm and not ATen: libtorch 1.13 reaches OpenBLAS, whose kernel choice
+// Why oneDNN and not ATen: libtorch 1.13 reaches OpenBLAS, whose kernel choice
 // depends on whether it recognises the CPU (issue 17); oneDNN picks its
 // kernel from the CPU's ISA at run time. Neither wins everywhere, so the
-// executor decides per shape by measurement: the first call of a shape class
-// (kind, M, N, K, transposes, batch) times both and remembers the faster in a
-// process-wide table; later calls look the choice up and run it (each thread
-// keeps a copy of the choices it used, so a lookup takes no lock).
+// executor decides per shape by measurement: the first call of a primitive's
+// key (sizes, strides, bias, epilogues) times both and remembers the faster
+// in a process-wide table.
 //
-// Operands are read in place: a matrix whose strides are (ld, 1) or (1, ld) is
-// handed to sgemm with its leading dimension and a transpose flag (a weight's
-// t(), k.transpose(-2, -1) of a 4-D view), and batch dims may have any
-// strides, broadcast ones 0. Only matrices with neither inner stride 1 are
-// copied (.contiguous()). A batched product runs one sgemm per matrix; when
-// the right operand is the same matrix for every batch and the left one's
-// rows are evenly spaced (linear on [B, T, C], x @ W), the batch folds into
-// M and one sgemm runs.
+// One product is one primitive: batch dims (broadcast ones as size 1), a
+// transposed or strided operand (a weight's t(), k.transpose(-2, -1) of a
+// head view of the qkv buffer) are described by strides in the memory
+// descriptors, so nothing is copied unless a matrix has neither inner stride
+// 1. Primitives are built once per key and thread and kept in that thread's
+// cache (a hit hashes the key's bytes: no lock, no allocation, no strings);
+// memory objects are bound to the call's pointers, and the scratchpad is the
+// thread's own buffer, so threads never share mutable oneDNN state.
 //
 // THUNDER_DNNL=0 in the environment when a function is compiled makes the
 // executor claim nothing (its statements go to the next executor, ATen).
@@ -31,180 +32,354 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
+#include "dnnl_epilogues.h"
 #include "thunder/core/error.h"
 #include "thunder/executors/executor.h"
 #include "thunder/executors/kernel.h"
-#include "thunder/lang/ltorch.h"
 
 namespace thunder::dnnl {
 namespace {
 
-constexpr int kMaxBatchDims = 8;
+// Dims of one primitive: up to four batch dims (after dropping size-1 ones)
+// and the matrix. More go to ATen.
+constexpr int kMaxDims = 6;
 
-// One side of a product as sgemm sees it: per batch matrix a [rows, cols]
-// view at `data + batch offset`, stored transposed or not with leading dim ld.
-struct Side {
-  const float* data = nullptr;
-  char trans = 'N';
-  int64_t ld = 1;
-  std::array<int64_t, kMaxBatchDims> batch_stride{};  // over the output's batch dims
+void check(dnnl_status_t st, const char* what) {
+  THUNDER_CHECK(st == dnnl_success, "dnnl: {} failed with status {}", what, static_cast<int>(st));
+}
+
+dnnl_engine_t engine() {
+  static dnnl_engine_t e = [] {
+    dnnl_engine_t made;
+    check(dnnl_engine_create(&made, dnnl_cpu, 0), "dnnl_engine_create");
+    return made;
+  }();
+  return e;
+}
+
+// A tensor as a oneDNN memory descriptor describes it.
+struct Layout {
+  int64_t dims[kMaxDims];
+  int64_t strides[kMaxDims];
 };
 
-// A planned product: C [batch..., M, N] = A [batch..., M, K] @ B [batch..., K, N].
-struct Plan {
-  int64_t m = 0, n = 0, k = 0;
-  int nbatch = 0;                                   // batch dims iterated (after folding)
-  std::array<int64_t, kMaxBatchDims> batch_size{};  // their sizes
-  int64_t batch_count = 1;
-  Side a, b;
+// Everything a primitive depends on. Zero-filled before use, so it compares
+// and hashes as bytes. Added tensors and the bias are read contiguous: the
+// residual has dst's layout, the bias [1, ..., N].
+struct Key {
+  int32_t ndims;
+  int32_t has_bias;
+  int32_t n_epilogues;
+  Epilogue::Kind epilogue[kMaxEpilogues];
+  float alpha[kMaxEpilogues];
+  Layout src, wei, dst;
 };
 
-// Raw sizes and strides of a matrix operand with batch dims (no tensor views:
-// making one would allocate a TensorImpl on the hot path).
-struct Operand {
+struct KeyHash {
+  size_t operator()(const Key& k) const {
+    return std::hash<std::string_view>{}(
+        std::string_view(reinterpret_cast<const char*>(&k), sizeof(Key)));
+  }
+};
+struct KeyEq {
+  bool operator()(const Key& a, const Key& b) const {
+    return std::memcmp(&a, &b, sizeof(Key)) == 0;
+  }
+};
+
+// An operand with batch dims, read without making a tensor view (a view
+// allocates a TensorImpl on the hot path).
+struct Matrix {
   const float* data;
   int ndim;
   const int64_t* sizes;
   const int64_t* strides;
+  int64_t rows() const { return sizes[ndim - 2]; }
+  int64_t cols() const { return sizes[ndim - 1]; }
+  int64_t row_stride() const { return rows() == 1 ? cols() * col_stride() : strides[ndim - 2]; }
+  int64_t col_stride() const { return cols() == 1 ? 1 : strides[ndim - 1]; }
+  // One of the inner strides is 1 with a leading dimension that covers the
+  // other dim: what a gemm reads without a copy.
+  bool gemm_layout() const {
+    const int64_t rs = row_stride(), cs = col_stride();
+    return (cs == 1 && (rows() == 1 || rs >= cols())) || (rs == 1 && cs >= rows());
+  }
 };
 
-// sgemm's view of a [rows, cols] matrix with strides (rs, cs): 'N' with ld rs
-// when rows are contiguous, 'T' with ld cs when columns are; false otherwise.
-bool layout_of(int64_t rows, int64_t cols, int64_t rs, int64_t cs, char* trans, int64_t* ld) {
-  if (cs == 1 || cols == 1) {
-    if (rows == 1 || rs >= cols) {
-      *trans = 'N';
-      *ld = rows == 1 ? std::max<int64_t>(cols, 1) : rs;
-      return true;
-    }
+// A batch dim of size 1 gets the stride a contiguous tensor would give it:
+// oneDNN picks its reference kernel for e.g. stride 0 there.
+void normalize_unit_strides(Layout& l, int nd) {
+  int64_t extent = 1;
+  for (int i = nd - 1; i >= 0; --i) {
+    if (l.dims[i] == 1) l.strides[i] = extent;
+    extent = std::max(extent, l.dims[i] * l.strides[i]);
   }
-  if (rs == 1 || rows == 1) {
-    if (cols == 1 || cs >= rows) {
-      *trans = 'T';
-      *ld = cols == 1 ? std::max<int64_t>(rows, 1) : cs;
-      return true;
-    }
-  }
-  return false;
 }
 
-// Can dims [0, ndim - 1) of `x` be read as one row dim of stride x.strides[ndim - 2]?
-bool rows_fold(const Operand& x) {
-  int64_t expect = x.strides[x.ndim - 2] * x.sizes[x.ndim - 2];
-  for (int i = x.ndim - 3; i >= 0; --i) {
-    if (x.sizes[i] != 1 && x.strides[i] != expect) return false;
-    expect *= x.sizes[i];
+void contiguous_layout(Layout& l, int nd) {
+  int64_t s = 1;
+  for (int i = nd - 1; i >= 0; --i) {
+    l.strides[i] = s;
+    s *= l.dims[i];
   }
-  return true;
 }
 
-// Plans A @ B where `a` is [..., M, K] and `b` is [..., K, N] (batch dims
-// broadcast). `out_batch` receives the broadcast batch shape. Returns false
-// when an operand's matrices need a copy first (or too many batch dims).
-bool plan(const Operand& a, const Operand& b, Plan* p, int* out_nbatch,
-          std::array<int64_t, kMaxBatchDims>* out_batch) {
+enum class Described { Ok, NeedsCopy, Unsupported };
+
+// The primitive's view of a @ b (a [..., M, K], b [..., K, N], batch dims
+// broadcast): batch dims where the output has size 1 are dropped; a stride-0
+// (expanded) batch dim is a broadcast dim; when b is one matrix for every
+// batch entry and a's rows are evenly spaced, the batch folds into M.
+Described describe(const Matrix& a, const Matrix& b, Key* key) {
+  if (!a.gemm_layout() || !b.gemm_layout()) return Described::NeedsCopy;
   const int na = a.ndim - 2, nb = b.ndim - 2, nbatch = std::max(na, nb);
-  if (nbatch > kMaxBatchDims) return false;
-  p->m = a.sizes[a.ndim - 2];
-  p->k = a.sizes[a.ndim - 1];
-  p->n = b.sizes[b.ndim - 1];
-  if (!layout_of(p->m, p->k, a.strides[a.ndim - 2], a.strides[a.ndim - 1], &p->a.trans, &p->a.ld))
-    return false;
-  if (!layout_of(p->k, p->n, b.strides[b.ndim - 2], b.strides[b.ndim - 1], &p->b.trans, &p->b.ld))
-    return false;
-  p->a.data = a.data;
-  p->b.data = b.data;
-  bool b_shared = true;  // the same B matrix for every batch entry
-  p->batch_count = 1;
+  int nd = 0;
+  bool b_shared = true, a_full = true;
   for (int j = 0; j < nbatch; ++j) {
     const int ia = j - (nbatch - na), ib = j - (nbatch - nb);
     const int64_t sa = ia >= 0 ? a.sizes[ia] : 1, sb = ib >= 0 ? b.sizes[ib] : 1;
-    const int64_t size = sa == 1 ? sb : sa;
-    (*out_batch)[j] = size;
-    p->batch_size[j] = size;
-    p->a.batch_stride[j] = sa == 1 ? 0 : a.strides[ia];
-    p->b.batch_stride[j] = sb == 1 ? 0 : b.strides[ib];
-    if (size != 1 && p->b.batch_stride[j] != 0) b_shared = false;
-    p->batch_count *= size;
+    const int64_t size = std::max(sa, sb);
+    if (size == 1) continue;
+    if (nd == kMaxDims - 2) return Described::Unsupported;
+    const bool a_reads = sa != 1 && a.strides[ia] != 0, b_reads = sb != 1 && b.strides[ib] != 0;
+    if (!a_reads && !b_reads) return Described::Unsupported;  // both broadcast: no dst size
+    key->src.dims[nd] = a_reads ? size : 1;
+    key->src.strides[nd] = a_reads ? a.strides[ia] : 0;
+    key->wei.dims[nd] = b_reads ? size : 1;
+    key->wei.strides[nd] = b_reads ? b.strides[ib] : 0;
+    key->dst.dims[nd] = size;
+    b_shared = b_shared && !b_reads;
+    a_full = a_full && a_reads;
+    ++nd;
   }
-  *out_nbatch = nbatch;
-  p->nbatch = nbatch;
-  // Fold the batch into M: one sgemm over [batch * M, K] rows.
-  if (nbatch > 0 && b_shared && p->a.trans == 'N' && na == nbatch && rows_fold(a) &&
-      (p->m * p->batch_count == 1 || a.strides[a.ndim - 2] >= p->k)) {
-    p->m *= p->batch_count;
-    p->a.ld = p->m == 1 ? std::max<int64_t>(p->k, 1) : a.strides[a.ndim - 2];
-    p->nbatch = 0;
-    p->batch_count = 1;
+  const int64_t m = a.rows(), k = a.cols(), n = b.cols();
+  // Folding: a's batch dims and rows as one row dim of stride row_stride().
+  bool fold = nd > 0 && b_shared && a_full && a.col_stride() == 1;
+  for (int j = nd - 1; fold && j >= 0; --j) {
+    const int64_t inner =
+        j == nd - 1 ? a.row_stride() * m : key->src.strides[j + 1] * key->src.dims[j + 1];
+    fold = key->src.strides[j] == inner;
   }
-  return true;
+  if (fold) {
+    int64_t rows = m;
+    for (int j = 0; j < nd; ++j) rows *= key->dst.dims[j];
+    nd = 0;
+    key->src.dims[0] = rows;
+    key->src.strides[0] = rows == 1 ? k : a.row_stride();
+    key->dst.dims[0] = rows;
+  } else {
+    key->src.dims[nd] = m;
+    key->src.strides[nd] = a.row_stride();
+    key->dst.dims[nd] = m;
+  }
+  key->src.dims[nd + 1] = k;
+  key->src.strides[nd + 1] = a.col_stride();
+  key->wei.dims[nd] = k;
+  key->wei.strides[nd] = b.row_stride();
+  key->wei.dims[nd + 1] = n;
+  key->wei.strides[nd + 1] = b.col_stride();
+  key->dst.dims[nd + 1] = n;
+  key->ndims = nd + 2;
+  normalize_unit_strides(key->src, key->ndims);
+  normalize_unit_strides(key->wei, key->ndims);
+  contiguous_layout(key->dst, key->ndims);
+  return Described::Ok;
 }
 
-void run_plan(const Plan& p, float* c, float beta) {
-  const int64_t mn = p.m * p.n;
-  std::array<int64_t, kMaxBatchDims> idx{};
-  const float *pa = p.a.data, *pb = p.b.data;
-  for (int64_t i = 0; i < p.batch_count; ++i) {
-    dnnl_status_t st = dnnl_sgemm(p.a.trans, p.b.trans, p.m, p.n, p.k, 1.0f, pa, p.a.ld, pb, p.b.ld,
-                                  beta, c + i * mn, std::max<int64_t>(p.n, 1));
-    THUNDER_CHECK(st == dnnl_success, "dnnl: dnnl_sgemm failed with status {}",
-                  static_cast<int>(st));
-    // Step the batch odometer, moving the operand pointers by their strides.
-    for (int j = p.nbatch - 1; j >= 0; --j) {
-      pa += p.a.batch_stride[j];
-      pb += p.b.batch_stride[j];
-      if (++idx[j] < p.batch_size[j]) break;
-      pa -= p.a.batch_stride[j] * p.batch_size[j];
-      pb -= p.b.batch_stride[j] * p.batch_size[j];
-      idx[j] = 0;
+dnnl_memory_desc_t memory_desc(const Layout& l, int nd) {
+  dnnl_memory_desc_t md;
+  check(dnnl_memory_desc_init_by_strides(&md, nd, l.dims, dnnl_f32, l.strides),
+        "dnnl_memory_desc_init_by_strides");
+  return md;
+}
+
+dnnl_alg_kind_t eltwise_of(Epilogue::Kind kind) {
+  switch (kind) {
+    case Epilogue::Kind::GeluErf:
+      return dnnl_eltwise_gelu_erf;
+    case Epilogue::Kind::GeluTanh:
+      return dnnl_eltwise_gelu_tanh;
+    case Epilogue::Kind::Relu:
+      return dnnl_eltwise_relu;
+    case Epilogue::Kind::Scale:
+      return dnnl_eltwise_linear;
+    case Epilogue::Kind::Add:
+      break;
+  }
+  return dnnl_alg_kind_undef;
+}
+
+// Counters of primitives built (process-wide, all threads).
+std::atomic<int64_t> primitives_built{0}, reference_built{0};
+
+// A call's data pointers, by the argument they are for (the epilogue's
+// index i gives a residual's slot, kResidual + i).
+enum Slot {
+  kSrc,
+  kWeights,
+  kDst,
+  kScratchpad,
+  kBias,
+  kResidual,
+  kSlots = kResidual + kMaxEpilogues
+};
+using Pointers = std::array<const void*, kSlots>;
+
+// A built primitive and the memory objects its calls bind to their pointers.
+class Primitive {
+ public:
+  explicit Primitive(const Key& key) {
+    const dnnl_memory_desc_t src = memory_desc(key.src, key.ndims),
+                             wei = memory_desc(key.wei, key.ndims),
+                             dst = memory_desc(key.dst, key.ndims);
+    Layout bias_layout{};
+    std::fill(bias_layout.dims, bias_layout.dims + key.ndims, 1);
+    bias_layout.dims[key.ndims - 1] = key.dst.dims[key.ndims - 1];
+    contiguous_layout(bias_layout, key.ndims);
+    const dnnl_memory_desc_t bias = memory_desc(bias_layout, key.ndims);
+    dnnl_matmul_desc_t desc;
+    check(dnnl_matmul_desc_init(&desc, &src, &wei, key.has_bias ? &bias : nullptr, &dst),
+          "dnnl_matmul_desc_init");
+    dnnl_primitive_attr_t attr;
+    check(dnnl_primitive_attr_create(&attr), "dnnl_primitive_attr_create");
+    dnnl_post_ops_t post_ops;
+    check(dnnl_post_ops_create(&post_ops), "dnnl_post_ops_create");
+    for (int i = 0; i < key.n_epilogues; ++i) {
+      if (key.epilogue[i] == Epilogue::Kind::Add)
+        check(dnnl_post_ops_append_binary(post_ops, dnnl_binary_add, &dst),
+              "dnnl_post_ops_append_binary");
+      else
+        check(dnnl_post_ops_append_eltwise(post_ops, 1.0f, eltwise_of(key.epilogue[i]),
+                                           key.alpha[i], 0.0f),
+              "dnnl_post_ops_append_eltwise");
     }
+    check(dnnl_primitive_attr_set_post_ops(attr, post_ops), "dnnl_primitive_attr_set_post_ops");
+    // The scratchpad is the calling thread's buffer (the library's own would
+    // be shared between primitives in some oneDNN builds).
+    check(dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user),
+          "dnnl_primitive_attr_set_scratchpad_mode");
+    dnnl_primitive_desc_t pd;
+    const dnnl_status_t st = dnnl_primitive_desc_create(&pd, &desc, attr, engine(), nullptr);
+    dnnl_post_ops_destroy(post_ops);
+    dnnl_primitive_attr_destroy(attr);
+    check(st, "dnnl_primitive_desc_create");
+    const char* impl = nullptr;
+    dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+    if (impl != nullptr && std::string_view(impl).starts_with("ref")) ++reference_built;
+    const dnnl_memory_desc_t* scratch =
+        dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    scratch_bytes_ = dnnl_memory_desc_get_size(scratch);
+    const dnnl_status_t made = dnnl_primitive_create(&prim_, pd);
+    dnnl_primitive_desc_destroy(pd);
+    check(made, "dnnl_primitive_create");
+    ++primitives_built;
+    bind(DNNL_ARG_SRC, src, kSrc);
+    bind(DNNL_ARG_WEIGHTS, wei, kWeights);
+    bind(DNNL_ARG_DST, dst, kDst);
+    if (scratch_bytes_ > 0) bind(DNNL_ARG_SCRATCHPAD, *scratch, kScratchpad);
+    if (key.has_bias) bind(DNNL_ARG_BIAS, bias, kBias);
+    for (int i = 0; i < key.n_epilogues; ++i)
+      if (key.epilogue[i] == Epilogue::Kind::Add)
+        bind(DNNL_ARG_ATTR_MULTIPLE_POST_OP(i) | DNNL_ARG_SRC_1, dst, kResidual + i);
   }
-}
+  ~Primitive() {
+    for (int i = 0; i < nargs_; ++i) dnnl_memory_destroy(args_[i].memory);
+    dnnl_primitive_destroy(prim_);
+  }
+  Primitive(const Primitive&) = delete;
+  Primitive& operator=(const Primitive&) = delete;
 
-// ---- choosing oneDNN or ATen per shape class ----
+  size_t scratch_bytes() const { return scratch_bytes_; }
 
-enum class Kind : uint8_t { Matmul, Linear, LinearBias };
+  // Runs on the call's pointers, indexed by Slot.
+  void execute(dnnl_stream_t stream, const Pointers& pointers) {
+    for (int i = 0; i < nargs_; ++i)
+      check(dnnl_memory_set_data_handle(args_[i].memory, const_cast<void*>(pointers[slot_[i]])),
+            "dnnl_memory_set_data_handle");
+    check(dnnl_primitive_execute(prim_, stream, nargs_, args_.data()), "dnnl_primitive_execute");
+    check(dnnl_stream_wait(stream), "dnnl_stream_wait");
+  }
 
-struct ShapeKey {
-  Kind kind;
-  char ta, tb;
-  int64_t m, n, k, batch;
-  bool operator==(const ShapeKey&) const = default;
+  int choice = -1;  // -1: not looked up yet on this thread, else 0 ATen, 1 oneDNN
+
+ private:
+  void bind(int arg, const dnnl_memory_desc_t& md, int slot) {
+    dnnl_memory_t m;
+    check(dnnl_memory_create(&m, &md, engine(), DNNL_MEMORY_NONE), "dnnl_memory_create");
+    slot_[nargs_] = slot;
+    args_[nargs_++] = {arg, m};
+  }
+  dnnl_primitive_t prim_ = nullptr;
+  std::array<dnnl_exec_arg_t, kSlots> args_{};
+  std::array<int, kSlots> slot_{};
+  int nargs_ = 0;
+  size_t scratch_bytes_ = 0;
 };
 
-struct ShapeKeyHash {
-  size_t operator()(const ShapeKey& s) const {
-    size_t h = static_cast<size_t>(s.kind) | (static_cast<size_t>(s.ta) << 8) |
-               (static_cast<size_t>(s.tb) << 16);
-    for (int64_t v : {s.m, s.n, s.k, s.batch}) h = h * 1000003u ^ static_cast<size_t>(v);
-    return h;
-  }
-};
-
-using ChoiceTable = std::unordered_map<ShapeKey, bool, ShapeKeyHash>;
+// ---- the process-wide choice table ----
 
 struct Choices {
   std::mutex mu;
-  ChoiceTable use_dnnl;
+  std::unordered_map<Key, bool, KeyHash, KeyEq> use_dnnl;
   int64_t measured = 0, dnnl_won = 0;
-  std::atomic<uint64_t> generation{0};  // bumped by reset_choices: thread copies are stale
-};
-
-// The choices one thread has looked up. A choice never changes once made
-// (until reset_choices), so a thread's copy answers later calls without the
-// process-wide lock: concurrent callers of one jitted model do not serialise
-// on every matmul.
-struct ThreadChoices {
-  uint64_t generation = ~uint64_t{0};
-  ChoiceTable seen;
+  std::atomic<uint64_t> generation{0};  // bumped by reset_choices: thread caches are stale
 };
 
 Choices& choices() {
   static Choices c;
+  return c;
+}
+
+// One thread's primitives, stream and scratchpad. Dropped whole when
+// reset_choices ran since, or when it holds kMaxPrimitives (programs with
+// ever-new shapes must not grow it without bound).
+struct ThreadCache {
+  static constexpr size_t kMaxPrimitives = 1024;
+  uint64_t generation = ~uint64_t{0};
+  std::unordered_map<Key, std::unique_ptr<Primitive>, KeyHash, KeyEq> primitives;
+  dnnl_stream_t stream = nullptr;
+  std::unique_ptr<char, decltype(&std::free)> scratch{nullptr, &std::free};
+  size_t scratch_bytes = 0;
+
+  ThreadCache() {
+    check(dnnl_stream_create(&stream, engine(), dnnl_stream_default_flags), "dnnl_stream_create");
+  }
+  ~ThreadCache() {
+    primitives.clear();
+    dnnl_stream_destroy(stream);
+  }
+
+  Primitive& primitive(const Key& key) {
+    const uint64_t g = choices().generation.load(std::memory_order_acquire);
+    if (generation != g || primitives.size() >= kMaxPrimitives) {
+      primitives.clear();
+      generation = g;
+    }
+    auto it = primitives.find(key);
+    if (it == primitives.end())
+      it = primitives.emplace(key, std::make_unique<Primitive>(key)).first;
+    return *it->second;
+  }
+
+  void* scratchpad(size_t bytes) {
+    if (bytes > scratch_bytes) {
+      const size_t rounded = (bytes + 63) / 64 * 64;
+      scratch.reset(static_cast<char*>(std::aligned_alloc(64, rounded)));
+      THUNDER_CHECK(scratch != nullptr, "dnnl: cannot allocate a {}-byte scratchpad", rounded);
+      scratch_bytes = rounded;
+    }
+    return scratch.get();
+  }
+};
+
+ThreadCache& thread_cache() {
+  thread_local ThreadCache c;
   return c;
 }
 
@@ -220,146 +395,159 @@ double best_of_ms(int reps, F&& f) {
   return best;
 }
 
-// oneDNN or ATen for this shape class: looked up, or measured on the call's
-// own operands the first time (one warm-up and three timed reps each).
+// oneDNN or ATen for this key: the thread's primitive remembers it after the
+// first look-up; the process-wide table answers that, or measures on the
+// call's own operands the first time (one warm-up and three timed reps each).
 template <class Dnnl, class Aten>
-bool choose_dnnl(const ShapeKey& key, Dnnl&& run_dnnl, Aten&& run_aten) {
+bool choose_dnnl(const Key& key, Primitive& p, Dnnl&& run_dnnl, Aten&& run_aten) {
+  if (p.choice >= 0) return p.choice == 1;
   Choices& c = choices();
-  thread_local ThreadChoices mine;
-  const uint64_t generation = c.generation.load(std::memory_order_acquire);
-  if (mine.generation != generation) {
-    mine.seen.clear();
-    mine.generation = generation;
+  std::lock_guard<std::mutex> lock(c.mu);
+  auto it = c.use_dnnl.find(key);
+  if (it == c.use_dnnl.end()) {
+    run_dnnl();
+    run_aten();
+    const double d = best_of_ms(3, run_dnnl), a = best_of_ms(3, run_aten);
+    it = c.use_dnnl.emplace(key, d <= a).first;
+    ++c.measured;
+    c.dnnl_won += it->second;
   }
-  if (auto it = mine.seen.find(key); it != mine.seen.end()) return it->second;
-  bool pick;
-  {
-    std::lock_guard<std::mutex> lock(c.mu);
-    auto it = c.use_dnnl.find(key);
-    if (it != c.use_dnnl.end()) {
-      pick = it->second;
-    } else {
-      run_dnnl();
-      run_aten();
-      const double d = best_of_ms(3, run_dnnl), a = best_of_ms(3, run_aten);
-      pick = d <= a;
-      c.use_dnnl.emplace(key, pick);
-      ++c.measured;
-      c.dnnl_won += pick;
-    }
-  }
-  mine.seen.emplace(key, pick);
-  return pick;
+  p.choice = it->second ? 1 : 0;
+  return it->second;
 }
 
-Operand operand_of(const at::Tensor& t) {
+// ---- kernels ----
+
+// What the aten executor would run for the statement: the product, then each
+// epilogue as its own op.
+at::Tensor aten_product(const KernelCall& k, const ProductSpec& spec) {
+  at::Tensor t = spec.linear ? at::linear(k.tensor(0), k.tensor(1), k.optional_tensor(2))
+                             : at::matmul(k.tensor(0), k.tensor(1));
+  for (const Epilogue& e : spec.epilogues) {
+    switch (e.kind) {
+      case Epilogue::Kind::GeluErf:
+        t = at::gelu(t, "none");
+        break;
+      case Epilogue::Kind::GeluTanh:
+        t = at::gelu(t, "tanh");
+        break;
+      case Epilogue::Kind::Relu:
+        t = at::relu(t);
+        break;
+      case Epilogue::Kind::Scale:
+        t = at::mul(t, e.scale);
+        break;
+      case Epilogue::Kind::Add:
+        t = at::add(t, k.tensor(e.operand));
+        break;
+    }
+  }
+  return t;
+}
+
+Matrix matrix_of(const at::Tensor& t) {
   return {t.data_ptr<float>(), static_cast<int>(t.dim()), t.sizes().data(), t.strides().data()};
 }
 
-// A @ B with batch broadcasting; both operands at least 2-D.
 template <bool Measured>
-at::Tensor matmul_f32(const at::Tensor& a_in, const at::Tensor& b_in) {
-  at::Tensor a = a_in, b = b_in;
-  if (a.dim() - 2 > kMaxBatchDims || b.dim() - 2 > kMaxBatchDims) return at::matmul(a, b);
-  Plan p;
-  int nbatch = 0;
-  std::array<int64_t, kMaxBatchDims + 2> out_shape{};
-  std::array<int64_t, kMaxBatchDims> batch{};
-  if (!plan(operand_of(a), operand_of(b), &p, &nbatch, &batch)) {
+void product_kernel(KernelCall& k) {
+  const ProductSpec& spec = *static_cast<const ProductSpec*>(k.state());
+  at::Tensor a = k.tensor(0), b = k.tensor(1);
+  at::Tensor bias = spec.linear ? k.optional_tensor(2) : at::Tensor();
+  const bool f32 = a.scalar_type() == at::kFloat && b.scalar_type() == at::kFloat &&
+                   (!bias.defined() || bias.scalar_type() == at::kFloat);
+  if (!f32 || (!spec.linear && (a.dim() < 2 || b.dim() < 2)) || a.numel() == 0 || b.numel() == 0)
+      [[unlikely]] {
+    k.set_output(0, aten_product(k, spec));
+    return;
+  }
+  // The operands as matrices; linear's w^T is w with sizes and strides swapped
+  // and a 1-D x is one row.
+  int64_t x_sizes[2], x_strides[2], wt_sizes[2], wt_strides[2];
+  auto as_matrices = [&](Matrix* ma, Matrix* mb) {
+    if (!spec.linear) {
+      *ma = matrix_of(a);
+      *mb = matrix_of(b);
+      return;
+    }
+    *ma = matrix_of(a);
+    if (a.dim() == 1) {
+      x_sizes[0] = 1, x_sizes[1] = a.size(0), x_strides[0] = a.size(0), x_strides[1] = a.stride(0);
+      *ma = {a.data_ptr<float>(), 2, x_sizes, x_strides};
+    }
+    wt_sizes[0] = b.size(1), wt_sizes[1] = b.size(0);
+    wt_strides[0] = b.stride(1), wt_strides[1] = b.stride(0);
+    *mb = {b.data_ptr<float>(), 2, wt_sizes, wt_strides};
+  };
+  Key key;
+  std::memset(&key, 0, sizeof key);
+  Matrix ma, mb;
+  as_matrices(&ma, &mb);
+  Described d = describe(ma, mb, &key);
+  if (d == Described::NeedsCopy) {
     a = a.contiguous();
     b = b.contiguous();
-    THUNDER_INTERNAL_CHECK(plan(operand_of(a), operand_of(b), &p, &nbatch, &batch),
-                           "dnnl: contiguous operands must have an sgemm layout");
+    as_matrices(&ma, &mb);
+    d = describe(ma, mb, &key);
   }
-  if (p.m == 0 || p.n == 0 || p.k == 0 || p.batch_count == 0) return at::matmul(a_in, b_in);
-  std::copy(batch.begin(), batch.begin() + nbatch, out_shape.begin());
-  out_shape[nbatch] = a.size(-2);
-  out_shape[nbatch + 1] = b.size(-1);
-  // The output is allocated only once oneDNN is chosen (or being measured).
-  at::Tensor out;
-  auto run = [&] {
-    if (!out.defined())
-      out = at::empty(c10::IntArrayRef(out_shape.data(), nbatch + 2), a.options());
-    run_plan(p, out.data_ptr<float>(), 0.0f);
-  };
-  const ShapeKey key{Kind::Matmul, p.a.trans, p.b.trans, p.m, p.n, p.k, p.batch_count};
-  if (Measured && !choose_dnnl(key, run, [&] { (void)at::matmul(a_in, b_in); }))
-    return at::matmul(a_in, b_in);
-  run();
-  return out;
-}
-
-// x @ w^T (+ bias) with x [..., in], w [out, in], bias [out] or undefined.
-template <bool Measured>
-at::Tensor linear_f32(const at::Tensor& x_in, const at::Tensor& w_in, const at::Tensor& bias) {
-  if (x_in.dim() - 2 > kMaxBatchDims) return at::linear(x_in, w_in, bias);
-  at::Tensor x = x_in, w = w_in;
-  char trans;
-  int64_t ld;
-  if (!layout_of(w.size(1), w.size(0), w.stride(1), w.stride(0), &trans, &ld)) w = w.contiguous();
-  // w^T as an [in, out] matrix: w's sizes and strides swapped.
-  const int64_t wt_sizes[2] = {w.size(1), w.size(0)}, wt_strides[2] = {w.stride(1), w.stride(0)};
-  const Operand wt{w.data_ptr<float>(), 2, wt_sizes, wt_strides};
-  Plan p;
-  int nbatch = 0;
-  std::array<int64_t, kMaxBatchDims> batch{};
-  auto plan_x = [&] {
-    if (x.dim() >= 2) return plan(operand_of(x), wt, &p, &nbatch, &batch);
-    const int64_t sizes[2] = {1, x.size(0)}, strides[2] = {x.size(0), x.stride(0)};
-    return plan(Operand{x.data_ptr<float>(), 2, sizes, strides}, wt, &p, &nbatch, &batch);
-  };
-  if (!plan_x()) {
-    x = x.contiguous();
-    THUNDER_INTERNAL_CHECK(plan_x(), "dnnl: contiguous operands must have an sgemm layout");
-  }
-  if (p.m == 0 || p.n == 0 || p.k == 0 || p.batch_count == 0) return at::linear(x_in, w_in, bias);
-  std::array<int64_t, kMaxBatchDims + 2> out_shape{};
-  std::copy(x.sizes().begin(), x.sizes().end() - 1, out_shape.begin());
-  out_shape[x.dim() - 1] = w.size(0);
-  const bool has_bias = bias.defined();
-  at::Tensor out;
-  auto run = [&] {
-    if (!out.defined()) out = at::empty(c10::IntArrayRef(out_shape.data(), x.dim()), x.options());
-    // The bias is written first and the product accumulated onto it (beta = 1).
-    if (has_bias) out.copy_(bias);
-    run_plan(p, out.data_ptr<float>(), has_bias ? 1.0f : 0.0f);
-  };
-  const ShapeKey key{has_bias ? Kind::LinearBias : Kind::Linear,
-                     p.a.trans,
-                     p.b.trans,
-                     p.m,
-                     p.n,
-                     p.k,
-                     p.batch_count};
-  if (Measured && !choose_dnnl(key, run, [&] { (void)at::linear(x_in, w_in, bias); }))
-    return at::linear(x_in, w_in, bias);
-  run();
-  return out;
-}
-
-// Kernels. Measured: the choice table decides per shape class; Always: oneDNN
-// without measuring (THUNDER_DNNL=1, for tests and A/B runs).
-template <bool Measured>
-void matmul_kernel(KernelCall& k) {
-  const at::Tensor &a = k.tensor(0), &b = k.tensor(1);
-  if (a.scalar_type() != at::kFloat || b.scalar_type() != at::kFloat || a.dim() < 2 || b.dim() < 2)
-      [[unlikely]] {
-    k.set_output(0, at::matmul(a, b));
+  if (d != Described::Ok) [[unlikely]] {
+    k.set_output(0, aten_product(k, spec));
     return;
   }
-  k.set_output(0, matmul_f32<Measured>(a, b));
-}
-
-template <bool Measured>
-void linear_kernel(KernelCall& k) {
-  const at::Tensor &x = k.tensor(0), &w = k.tensor(1);
-  at::Tensor bias = k.optional_tensor(2);
-  if (x.scalar_type() != at::kFloat || w.scalar_type() != at::kFloat ||
-      (bias.defined() && bias.scalar_type() != at::kFloat)) [[unlikely]] {
-    k.set_output(0, at::linear(x, w, bias));
+  // The output's shape: matmul's broadcast batch, or linear's leading dims.
+  std::array<int64_t, 2 * kMaxDims + 2> out_shape{};
+  int out_ndim = 0;
+  if (spec.linear) {
+    for (int64_t i = 0; i + 1 < a.dim(); ++i) out_shape[out_ndim++] = a.size(i);
+    out_shape[out_ndim++] = b.size(0);
+  } else {
+    const int64_t nbatch = std::max(a.dim(), b.dim()) - 2;
+    if (nbatch + 2 > static_cast<int64_t>(out_shape.size())) [[unlikely]] {
+      k.set_output(0, aten_product(k, spec));
+      return;
+    }
+    for (int64_t j = 0; j < nbatch; ++j) {
+      const int64_t ia = j - (nbatch - (a.dim() - 2)), ib = j - (nbatch - (b.dim() - 2));
+      out_shape[out_ndim++] = std::max(ia >= 0 ? a.size(ia) : 1, ib >= 0 ? b.size(ib) : 1);
+    }
+    out_shape[out_ndim++] = a.size(-2);
+    out_shape[out_ndim++] = b.size(-1);
+  }
+  // The bias and residuals are read contiguous, as the key says.
+  Pointers pointers{};
+  std::array<at::Tensor, kMaxEpilogues> residuals;
+  pointers[kSrc] = ma.data;
+  pointers[kWeights] = mb.data;
+  key.has_bias = bias.defined();
+  if (bias.defined()) {
+    bias = bias.contiguous();
+    pointers[kBias] = bias.data_ptr<float>();
+  }
+  key.n_epilogues = static_cast<int32_t>(spec.epilogues.size());
+  for (size_t i = 0; i < spec.epilogues.size(); ++i) {
+    const Epilogue& e = spec.epilogues[i];
+    key.epilogue[i] = e.kind;
+    key.alpha[i] = e.kind == Epilogue::Kind::Scale ? static_cast<float>(e.scale) : 0.0f;
+    if (e.kind == Epilogue::Kind::Add) {
+      residuals[i] = k.tensor(e.operand).contiguous();
+      pointers[kResidual + i] = residuals[i].data_ptr<float>();
+    }
+  }
+  ThreadCache& cache = thread_cache();
+  Primitive& p = cache.primitive(key);
+  at::Tensor out;
+  auto run = [&] {
+    if (!out.defined()) out = at::empty(c10::IntArrayRef(out_shape.data(), out_ndim), a.options());
+    pointers[kDst] = out.data_ptr<float>();
+    pointers[kScratchpad] = cache.scratchpad(p.scratch_bytes());
+    p.execute(cache.stream, pointers);
+  };
+  if (Measured && !choose_dnnl(key, p, run, [&] { (void)aten_product(k, spec); })) {
+    k.set_output(0, aten_product(k, spec));
     return;
   }
-  k.set_output(0, linear_f32<Measured>(x, w, bias));
+  run();
+  k.set_output(0, std::move(out));
 }
 
 bool f32_cpu_tensor(const Value& v) {
@@ -367,49 +555,34 @@ bool f32_cpu_tensor(const Value& v) {
          v.proxy()->device.type == Device::Type::CPU;
 }
 
-enum class Op { None, Matmul, Linear };
-
-// By registered symbol, not by id string (docs/architecture.md): the four
-// symbols are looked up once.
-struct MatmulSymbols {
-  const Symbol *prims_matmul, *ltorch_matmul, *prims_linear, *ltorch_linear;
-};
-MatmulSymbols lookup_matmul_symbols() {
-  ltorch::ensure_registered();
-  const SymbolRegistry& r = symbol_registry();
-  return {&r.get("prims.matmul"), &r.get("ltorch.matmul"), &r.get("prims.linear"),
-          &r.get("ltorch.linear")};
-}
-
-Op op_of(const BoundSymbol& b) {
-  static const MatmulSymbols s = lookup_matmul_symbols();
-  if (b.sym == s.prims_matmul || b.sym == s.ltorch_matmul) return Op::Matmul;
-  if (b.sym == s.prims_linear || b.sym == s.ltorch_linear) return Op::Linear;
-  return Op::None;
-}
-
 class DnnlExecutor : public Executor {
  public:
   std::string_view name() const override { return "dnnl"; }
   bool can_claim(const BoundSymbol& b) const override {
     if (mode() == Mode::Off) return false;
-    switch (op_of(b)) {
-      case Op::Matmul:
-        return b.args.size() == 2 && f32_cpu_tensor(b.args[0]) && f32_cpu_tensor(b.args[1]) &&
-               b.args[0].proxy()->ndim() >= 2 && b.args[1].proxy()->ndim() >= 2;
-      case Op::Linear:
-        return b.args.size() == 3 && f32_cpu_tensor(b.args[0]) && f32_cpu_tensor(b.args[1]) &&
-               (b.args[2].is_none() || f32_cpu_tensor(b.args[2])) &&
-               b.args[0].proxy()->ndim() >= 1 && b.args[1].proxy()->ndim() == 2;
-      case Op::None:
-        return false;
-    }
-    return false;
+    const ProductSpec* p = plain_product(b);
+    if (p == nullptr) return false;
+    if (!p->linear)
+      return b.args.size() == 2 && f32_cpu_tensor(b.args[0]) && f32_cpu_tensor(b.args[1]) &&
+             b.args[0].proxy()->ndim() >= 2 && b.args[1].proxy()->ndim() >= 2;
+    return b.args.size() == 3 && f32_cpu_tensor(b.args[0]) && f32_cpu_tensor(b.args[1]) &&
+           (b.args[2].is_none() || f32_cpu_tensor(b.args[2])) && b.args[0].proxy()->ndim() >= 1 &&
+           b.args[1].proxy()->ndim() == 2;
   }
-  Kernel kernel(const BoundSymbol& b) const override {
-    const bool measured = mode() != Mode::Always;
-    if (op_of(b) == Op::Matmul) return measured ? &matmul_kernel<true> : &matmul_kernel<false>;
-    return measured ? &linear_kernel<true> : &linear_kernel<false>;
+  // Measured: the choice table decides per key; Always: oneDNN without
+  // measuring (THUNDER_DNNL=1, for tests and A/B runs).
+  Kernel kernel(const BoundSymbol&) const override {
+    return mode() == Mode::Always ? &product_kernel<false> : &product_kernel<true>;
+  }
+  // The statement's ProductSpec, owned by its symbol (a fused one's lives in
+  // the trace's and program's owned symbols, a plain one's is static).
+  std::shared_ptr<const void> kernel_state(const BoundSymbol& b) const override {
+    return std::shared_ptr<const void>(std::shared_ptr<const void>(), &product_spec(b));
+  }
+  std::vector<FusionPass> fusion_passes() const override {
+    return {{"Matmul epilogues", "matmul_epilogues", [](const Trace& t, const FusionContext& c) {
+               return mode() == Mode::Off ? t : fuse_matmul_epilogues(t, c.self);
+             }}};
   }
 };
 
@@ -427,7 +600,7 @@ Mode mode() {
 ChoiceStats choice_stats() {
   Choices& c = choices();
   std::lock_guard<std::mutex> lock(c.mu);
-  return {c.measured, c.dnnl_won};
+  return {c.measured, c.dnnl_won, primitives_built.load(), reference_built.load()};
 }
 
 void reset_choices() {
@@ -435,7 +608,29 @@ void reset_choices() {
   std::lock_guard<std::mutex> lock(c.mu);
   c.use_dnnl.clear();
   c.measured = c.dnnl_won = 0;
+  primitives_built = 0;
+  reference_built = 0;
   c.generation.fetch_add(1, std::memory_order_release);
+}
+
+double isolated_sgemm_us(int64_t batch, int64_t m, int64_t n, int64_t k, int iters) {
+  std::vector<float> a(batch * m * k, 0.5f), b(batch * k * n, 0.25f), c(batch * m * n);
+  auto once = [&] {
+    for (int64_t i = 0; i < batch; ++i)
+      check(dnnl_sgemm('N', 'N', m, n, k, 1.0f, a.data() + i * m * k, k, b.data() + i * k * n, n,
+                       0.0f, c.data() + i * m * n, n),
+            "dnnl_sgemm");
+  };
+  once();
+  std::vector<double> us;
+  for (int r = 0; r < 7; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < iters; ++i) once();
+    auto t1 = std::chrono::steady_clock::now();
+    us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / iters);
+  }
+  std::sort(us.begin(), us.end());
+  return us[us.size() / 2];
 }
 
 Executor& dnnl_executor() {

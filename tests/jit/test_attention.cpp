@@ -257,7 +257,7 @@ TEST(Attention, CompositePathMatches) {
   at::manual_seed(7);
   for (const std::vector<std::string>& executors :
        {std::vector<std::string>{"aten"}, std::vector<std::string>{"cpu_fuser", "aten"},
-        std::vector<std::string>{"cpu_fuser", "dnnl", "aten"},
+        std::vector<std::string>{"dnnl", "cpu_fuser", "aten"},
         std::vector<std::string>{"aten_prims", "aten"}}) {
     for (at::ScalarType dt : {at::kDouble, at::kFloat}) {
       auto jfn = check_case({{2, 3, 13, 5}, {2, 3, 13, 5}, {2, 3, 13, 5}, true, dt},

@@ -37,7 +37,8 @@ Trace run_passes(Trace t, const std::vector<std::string>& names) {
 
 Program lower(const Trace& t) {
   return Program::lower(t, {{Program::Input::Source::ArgTensor, 0}},
-                        {&executor_by_name("cpu_fuser"), &executor_by_name("aten")});
+                        {&executor_by_name("dnnl"), &executor_by_name("cpu_fuser"),
+                         &executor_by_name("aten")});  // PassOptions' default list
 }
 
 int regions(const Trace& t) {

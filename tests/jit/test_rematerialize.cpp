@@ -80,14 +80,12 @@ TEST(Rematerialize, IsItsOwnStageAndTheBackwardStatesTheSavedBytes) {
     for (const Trace& t : traces) out.emplace_back(stage_name(t));
     return out;
   };
-  const std::vector<std::string> lowering = {"Transform for execution",
-                                             "Flatten to prims",
-                                             "CSE on prims",
-                                             "Fusion regions",
-                                             "Rematerialization between regions",
-                                             "DCE after fusion",
-                                             "Fusion kernels",
-                                             "Delete Last Used"};
+  const std::vector<std::string> lowering = {
+      "Transform for execution", "Matmul epilogues",
+      "Flatten to prims",        "CSE on prims",
+      "Fusion regions",          "Rematerialization between regions",
+      "DCE after fusion",        "Fusion kernels",
+      "Delete Last Used"};
   std::vector<std::string> fwd = {"Tracing", "Dead Code Elimination", "Autodiff",
                                   "Split forward and backward", "Rematerialization"};
   fwd.insert(fwd.end(), lowering.begin(), lowering.end());

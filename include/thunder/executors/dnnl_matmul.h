@@ -1,6 +1,6 @@
 // The dnnl executor ("dnnl" in JitOptions::executors): float32 CPU matmul and
-// linear through oneDNN's sgemm, chosen over ATen per shape by measurement
-// (docs/matmul.md). This header holds its switch and its choice table's
+// linear as oneDNN matmul primitives with fused epilogues, chosen over ATen
+// per shape by measurement (docs/matmul.md). This header holds its switch and its choice table's
 // counters; the executor itself is reached by name (executor_by_name).
 #pragma once
 
@@ -16,15 +16,26 @@ namespace dnnl {
 enum class Mode { Measure, Off, Always };
 Mode mode();
 
-// The process-wide choice table: shape classes measured so far and how many
-// of them oneDNN won.
+// The process-wide choice table: shape classes (primitive keys: sizes,
+// strides, bias, epilogues) measured so far and how many of them oneDNN won;
+// oneDNN primitives built (by all threads, each builds a key's primitive once)
+// and how many of them are oneDNN's slow reference implementation (a layout
+// its optimised kernels do not take).
 struct ChoiceStats {
   int64_t measured = 0;
   int64_t dnnl_chosen = 0;
+  int64_t primitives_built = 0;
+  int64_t reference_primitives = 0;
 };
 ChoiceStats choice_stats();
-// Forgets every choice (tests; the next call of each shape measures again).
+// Forgets every choice and built primitive and zeroes the counters (tests; the
+// next call of each shape builds and measures again).
 void reset_choices();
+
+// Microseconds of `batch` row-major oneDNN sgemms C[m, n] = A[m, k] @ B[k, n]
+// on contiguous buffers of its own (median of 7 runs of `iters` calls): the
+// isolated library speed the benchmarks compare the jit's matmuls with.
+double isolated_sgemm_us(int64_t batch, int64_t m, int64_t n, int64_t k, int iters);
 
 Executor& dnnl_executor();
 

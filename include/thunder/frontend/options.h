@@ -7,15 +7,18 @@
 namespace thunder {
 
 struct JitOptions {
-  // Executors in priority order. "cpu_fuser" fuses elementwise, view and
-  // reduction prims into generated kernels (docs/fusion.md); "dnnl" runs
-  // float32 CPU matmul and linear with oneDNN's sgemm where that measured
-  // faster than ATen for the shape (docs/matmul.md; THUNDER_DNNL=0 turns it
-  // off); "attention" runs float32 and float64 CPU attention forward and
-  // backward without [.., T, S] probabilities (docs/attention.md); "aten"
-  // claims every symbol with libtorch's kernels; "aten_prims" runs every
-  // composite as its decomposition into prims.
-  std::vector<std::string> executors = {"cpu_fuser", "dnnl", "attention", "aten"};
+  // Executors in priority order (claiming, then each one's fusion passes in
+  // this order). "dnnl" runs float32 CPU matmul and linear as oneDNN
+  // primitives where that measured faster than ATen for the shape, fusing the
+  // elementwise epilogues after a product (docs/matmul.md; THUNDER_DNNL=0
+  // turns it off); it comes first so that its epilogue pass sees those
+  // statements before cpu_fuser makes regions of them. "cpu_fuser" fuses
+  // elementwise, view and reduction prims into generated kernels
+  // (docs/fusion.md); "attention" runs float32 and float64 CPU attention
+  // forward and backward without [.., T, S] probabilities
+  // (docs/attention.md); "aten" claims every symbol with libtorch's kernels;
+  // "aten_prims" runs every composite as its decomposition into prims.
+  std::vector<std::string> executors = {"dnnl", "cpu_fuser", "attention", "aten"};
   // How cpu_fuser forms regions.
   std::string fusion_type = "dataflow";  // "consecutive" or "dataflow"
   // Choose the saved-for-backward set by a minimum cut, recomputing cheap

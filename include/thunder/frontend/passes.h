@@ -19,7 +19,7 @@
 namespace thunder {
 
 struct PassOptions {
-  std::vector<std::string> executors = {"cpu_fuser", "dnnl", "attention", "aten"};  // claim, fusion
+  std::vector<std::string> executors = {"dnnl", "cpu_fuser", "attention", "aten"};  // claim, fusion
   std::string fusion_type = "dataflow";                                             // fusion
 };
 
