@@ -17,7 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "scoped_env.h"
+
 namespace thunder {
+using thunder::test_util::ScopedEnv;
 namespace {
 
 namespace F = nn::functional;
@@ -39,25 +42,6 @@ auto sdpa_fn(bool causal) {
     return F::scaled_dot_product_attention(q, k, v, causal);
   };
 }
-
-// Sets an environment variable for one scope, restoring the old value after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 // Float64 checks to 1e-12; float32 results against the float64 reference of
 // the same float32 inputs, to 1e-5 relative (and absolute, for values near 0).

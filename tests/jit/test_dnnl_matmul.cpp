@@ -20,33 +20,13 @@
 
 #include "model_grads.h"
 #include "models.h"
+#include "scoped_env.h"
 
 namespace thunder {
+using thunder::test_util::ScopedEnv;
 namespace {
 
 namespace F = nn::functional;
-
-// Sets an environment variable for one scope, restoring the old value after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 // Position of an executor in the default list (BoundSymbol::executor).
 int default_index(const std::string& name) {

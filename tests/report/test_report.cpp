@@ -19,8 +19,10 @@
 
 #include "char_gpt.h"
 #include "router_program.h"
+#include "scoped_env.h"
 
 namespace thunder {
+using thunder::test_util::ScopedEnv;
 namespace {
 
 namespace fs = std::filesystem;
@@ -108,25 +110,6 @@ int count_regions(const Trace& t) {
 auto small_function() {
   return jit([](const Tensor& x) { return exp(x * 2 + 1); }, {.arg_names = {"x"}});
 }
-
-// Sets an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      ::setenv(name_, old_->c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 TEST(Report, SmallFunctionStructure) {
   auto jfn = small_function();
