@@ -174,4 +174,17 @@ at::Tensor make_noncontiguous(at::IntArrayRef shape, at::ScalarType dtype) {
   return t.permute(perm);
 }
 
+void check1(const std::string& name, const at::Tensor& x, TF tf, AF af, double tol) {
+  OpSample s{name,
+             {x},
+             [tf](const TensorList& v) { return TensorList{tf(v[0])}; },
+             [af](const std::vector<at::Tensor>& v) { return std::vector<at::Tensor>{af(v[0])}; }};
+  if (tol > 0) s.rtol = s.atol = s.prims_rtol = s.prims_atol = tol;
+  check_sample(s);
+}
+
+void error1(const std::string& needle, const at::Tensor& x, TF tf) {
+  expect_error(needle, {x}, [tf](const TensorList& v) { return TensorList{tf(v[0])}; });
+}
+
 }  // namespace thunder::testing

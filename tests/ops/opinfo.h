@@ -63,6 +63,20 @@ class OpInfoTest : public ::testing::Test {
 void expect_error(const std::string& needle, const std::vector<at::Tensor>& inputs,
                   const ThunderFn& fn);
 
+// One tensor in, one out: the shape most samples take.
+using TF = std::function<Tensor(const Tensor&)>;
+using AF = std::function<at::Tensor(const at::Tensor&)>;
+
+// A one-input, one-output sample; tol > 0 sets every tolerance
+// (low-precision dtypes).
+void check1(const std::string& name, const at::Tensor& x, TF tf, AF af, double tol = 0);
+// expect_error for a one-input, one-output op.
+void error1(const std::string& needle, const at::Tensor& x, TF tf);
+
+// Every dtype the suites sweep.
+inline constexpr at::ScalarType kAllTypes[] = {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16,
+                                               at::kInt,   at::kLong,   at::kBool};
+
 // Sample tensors: deterministic (seeded) random values of a dtype.
 at::Tensor make_tensor(at::IntArrayRef shape, at::ScalarType dtype = at::kFloat, double lo = -3.0,
                        double hi = 3.0);

@@ -13,9 +13,6 @@ using A1 = std::function<at::Tensor(const at::Tensor&)>;
 using T2 = std::function<Tensor(const Tensor&, const Tensor&)>;
 using A2 = std::function<at::Tensor(const at::Tensor&, const at::Tensor&)>;
 
-const at::ScalarType kAllTypes[] = {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16,
-                                    at::kInt,   at::kLong,   at::kBool};
-
 // Eager and jit "aten" run libtorch's own kernel, so they match tightly. The
 // decomposition into prims may round differently in reduced precision (e.g.
 // silu as x * sigmoid(x) rounds sigmoid to the storage type, add with alpha

@@ -23,9 +23,6 @@ OpSample factory(std::string name, std::function<Tensor()> t, std::function<at::
           0.0};
 }
 
-const at::ScalarType kAllTypes[] = {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16,
-                                    at::kInt,   at::kLong,   at::kBool};
-
 TEST_F(FactoryOps, ZerosOnesFull) {
   for (at::ScalarType dt : kAllTypes) {
     for (std::vector<int64_t> shape : {std::vector<int64_t>{2, 3}, {}, {0, 4}, {5}, {1, 2, 1}}) {

@@ -7,23 +7,6 @@ namespace thunder::testing {
 namespace {
 using ReductionOps = OpInfoTest;
 
-using TF = std::function<Tensor(const Tensor&)>;
-using AF = std::function<at::Tensor(const at::Tensor&)>;
-
-// One-input, one-output sample; tol > 0 sets every tolerance (low-precision dtypes).
-void check1(const std::string& name, const at::Tensor& x, TF tf, AF af, double tol = 0) {
-  OpSample s{name,
-             {x},
-             [tf](const TensorList& v) { return TensorList{tf(v[0])}; },
-             [af](const std::vector<at::Tensor>& v) { return std::vector<at::Tensor>{af(v[0])}; }};
-  if (tol > 0) s.rtol = s.atol = s.prims_rtol = s.prims_atol = tol;
-  check_sample(s);
-}
-
-void error1(const std::string& needle, const at::Tensor& x, TF tf) {
-  expect_error(needle, {x}, [tf](const TensorList& v) { return TensorList{tf(v[0])}; });
-}
-
 using Dims = std::vector<int64_t>;
 
 // Shapes with the dims lists to reduce over (empty = all dims).

@@ -7,18 +7,8 @@ namespace thunder::testing {
 namespace {
 using ShapeOps = OpInfoTest;
 
-using TF = std::function<Tensor(const Tensor&)>;
-using AF = std::function<at::Tensor(const at::Tensor&)>;
 using TFL = std::function<TensorList(const Tensor&)>;
 using AFL = std::function<std::vector<at::Tensor>(const at::Tensor&)>;
-
-void check1(const std::string& name, const at::Tensor& x, TF tf, AF af) {
-  check_sample(
-      {name,
-       {x},
-       [tf](const TensorList& v) { return TensorList{tf(v[0])}; },
-       [af](const std::vector<at::Tensor>& v) { return std::vector<at::Tensor>{af(v[0])}; }});
-}
 
 // One input, a list of outputs (split, chunk).
 void check_list(const std::string& name, const at::Tensor& x, TFL tf, AFL af) {
@@ -26,10 +16,6 @@ void check_list(const std::string& name, const at::Tensor& x, TFL tf, AFL af) {
                 {x},
                 [tf](const TensorList& v) { return tf(v[0]); },
                 [af](const std::vector<at::Tensor>& v) { return af(v[0]); }});
-}
-
-void error1(const std::string& needle, const at::Tensor& x, TF tf) {
-  expect_error(needle, {x}, [tf](const TensorList& v) { return TensorList{tf(v[0])}; });
 }
 
 const at::ScalarType kDTypes[] = {at::kFloat, at::kDouble, at::kHalf,
