@@ -1,4 +1,6 @@
 // ATen kernels for the backward helper symbols: libtorch's fused backward ops.
+#include <numeric>
+
 #include "aten_util.h"
 
 namespace thunder::aten::detail {
@@ -14,6 +16,32 @@ void register_backward() {
     const at::Tensor& out = k.tensor(1);
     k.set_output(0,
                  at::_log_softmax_backward_data(k.tensor(0), out, k.integer(2), out.scalar_type()));
+  });
+  // libtorch's fused backward from the forward's statistics. Half types run
+  // it in float32 (the statistics' dtype) and round the gradients back. The
+  // bias gradient is the sum of grad over the leading dims (libtorch's kernel
+  // would want the bias itself, which the backward does not keep).
+  THUNDER_KERNEL("ltorch.native_layer_norm_backward", {
+    const at::Tensor& x = k.tensor(1);
+    const at::Tensor& mean = k.tensor(3);
+    const at::Tensor w = k.optional_tensor(5);
+    const bool has_bias = k.boolean(6);
+    const at::ScalarType ct = mean.scalar_type();
+    auto in_ct = [&](const at::Tensor& t) { return t.defined() ? t.to(ct) : t; };
+    const at::Tensor go = in_ct(k.tensor(0));
+    auto [gx, gw, unused] =
+        at::native_layer_norm_backward(go, in_ct(x), k.ints(2), mean, k.tensor(4), in_ct(w),
+                                       at::Tensor(), {true, w.defined(), false});
+    const at::ScalarType dt = x.scalar_type();
+    size_t j = 0;
+    k.set_output(j++, gx.to(dt));
+    if (w.defined()) k.set_output(j++, gw.to(dt));
+    if (has_bias) {
+      const int64_t lead = x.dim() - static_cast<int64_t>(k.ints(2).size());
+      std::vector<int64_t> dims(lead);
+      std::iota(dims.begin(), dims.end(), 0);
+      k.set_output(j++, (lead ? go.sum(dims) : go).to(dt));
+    }
   });
   // libtorch's fused kernels: statistics from one forward pass, then the backward.
   THUNDER_KERNEL("ltorch.layer_norm_backward", {

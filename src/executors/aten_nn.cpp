@@ -19,6 +19,17 @@ void register_nn() {
   THUNDER_KERNEL("ltorch.softmax", { k.set_output(0, at::softmax(k.tensor(0), k.integer(1))); });
   THUNDER_KERNEL("ltorch.log_softmax",
                  { k.set_output(0, at::log_softmax(k.tensor(0), k.integer(1))); });
+  // mean and rstd in float32 for half types (the trace's compute dtype).
+  THUNDER_KERNEL("ltorch.native_layer_norm", {
+    const at::Tensor& x = k.tensor(0);
+    auto [out, mean, rstd] = at::native_layer_norm(x, k.ints(1), k.optional_tensor(2),
+                                                   k.optional_tensor(3), k.number(4));
+    const bool half = x.scalar_type() == at::kHalf || x.scalar_type() == at::kBFloat16;
+    const at::ScalarType ct = half ? at::kFloat : x.scalar_type();
+    k.set_output(0, out);
+    k.set_output(1, mean.to(ct));
+    k.set_output(2, rstd.to(ct));
+  });
   THUNDER_KERNEL("ltorch.layer_norm", {
     k.set_output(0, at::layer_norm(k.tensor(0), k.ints(1), k.optional_tensor(2),
                                    k.optional_tensor(3), k.number(4)));

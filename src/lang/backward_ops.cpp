@@ -47,6 +47,61 @@ void register_backward() {
     Value s = ltorch::sum(go, {args.integer(2)}, true);
     return ltorch::sub(go, ltorch::mul(ltorch::exp(out), s));
   });
+  // native_layer_norm's backward from the statistics its forward saved:
+  // [grad_a, grad_weight or None, grad_bias or None]. has_bias says whether
+  // the forward had a bias (the bias itself is not read).
+  define("ltorch.native_layer_norm_backward",
+         {"grad", "a", "normalized_shape", "mean", "rstd", "weight", "has_bias"}, 0,
+         [](const OpArgs& args) -> Value {
+           const std::string op = "ltorch.native_layer_norm_backward";
+           const Proxy& x = tensor_arg(op, args[1], "a");
+           const Proxy& g = tensor_arg(op, args[0], "grad");
+           THUNDER_CHECK(is_float(x.dtype), "{}: a must be floating-point, got {}", op,
+                         long_name(x.dtype));
+           THUNDER_CHECK(g.shape == x.shape && g.dtype == x.dtype,
+                         "{}: grad {} {} must match a {} {}", op, long_name(g.dtype),
+                         shape_str(g.shape), long_name(x.dtype), shape_str(x.shape));
+           const std::vector<int64_t>& ns = args.ints(2);
+           const int64_t rank = x.ndim(), k = static_cast<int64_t>(ns.size());
+           THUNDER_CHECK(k >= 1 && rank >= k && Shape(x.shape.end() - k, x.shape.end()) == ns,
+                         "{}: normalized_shape {} must be the trailing dims of a's shape {}", op,
+                         shape_str(ns), shape_str(x.shape));
+           const DType ct = x.dtype == DType::f16 || x.dtype == DType::bf16 ? DType::f32 : x.dtype;
+           Shape stat_shape(x.shape.begin(), x.shape.end() - k);
+           stat_shape.resize(x.shape.size(), 1);
+           for (int i : {3, 4}) {
+             const char* name = i == 3 ? "mean" : "rstd";
+             const Proxy& p = tensor_arg(op, args[i], name);
+             THUNDER_CHECK(p.shape == stat_shape && p.dtype == ct,
+                           "{}: {} must be {} {} (one per normalised row), got {} {}", op, name,
+                           long_name(ct), shape_str(stat_shape), long_name(p.dtype),
+                           shape_str(p.shape));
+           }
+           const Value& w = args[5];
+           if (!w.is_none()) {
+             const Proxy& p = tensor_arg(op, w, "weight");
+             THUNDER_CHECK(p.shape == ns && p.dtype == x.dtype,
+                           "{}: weight must be {} {}, got {} {}", op, long_name(x.dtype),
+                           shape_str(ns), long_name(p.dtype), shape_str(p.shape));
+           }
+           std::vector<int64_t> dims, leading;
+           for (int64_t d = 0; d < rank; ++d) (d < rank - k ? leading : dims).push_back(d);
+           auto sum_leading = [&](const Value& v) {
+             return leading.empty() ? v : ltorch::sum(v, leading, false);
+           };
+           auto in_ct = [&](const Value& v) { return x.dtype == ct ? v : ltorch::to(v, ct); };
+           auto out_dt = [&](const Value& v) { return x.dtype == ct ? v : ltorch::to(v, x.dtype); };
+           Value go = in_ct(args[0]);
+           Value rstd = args[4];
+           Value xhat = ltorch::mul(ltorch::sub(in_ct(args[1]), args[3]), rstd);
+           Value gxhat = w.is_none() ? go : ltorch::mul(go, in_ct(w));
+           Value m1 = ltorch::mean(gxhat, dims, true);
+           Value m2 = ltorch::mean(ltorch::mul(gxhat, xhat), dims, true);
+           Value gx = ltorch::mul(rstd, ltorch::sub(ltorch::sub(gxhat, m1), ltorch::mul(xhat, m2)));
+           Value gw = w.is_none() ? Value() : out_dt(sum_leading(ltorch::mul(go, xhat)));
+           Value gb = args.boolean(6) ? out_dt(sum_leading(go)) : Value();
+           return Value(std::vector<Value>{out_dt(gx), gw, gb});
+         });
   // Returns [grad_a, grad_weight or None, grad_bias or None].
   define("ltorch.layer_norm_backward", {"grad", "a", "normalized_shape", "weight", "bias", "eps"},
          0, [](const OpArgs& args) -> Value {
@@ -106,6 +161,13 @@ Value layer_norm_backward(const Value& grad, const Value& a,
                           const std::vector<int64_t>& normalized_shape, const Value& weight,
                           const Value& bias, double eps) {
   THUNDER_LTORCH_CALL("ltorch.layer_norm_backward", grad, a, normalized_shape, weight, bias, eps);
+}
+
+Value native_layer_norm_backward(const Value& grad, const Value& a,
+                                 const std::vector<int64_t>& normalized_shape, const Value& mean,
+                                 const Value& rstd, const Value& weight, bool has_bias) {
+  THUNDER_LTORCH_CALL("ltorch.native_layer_norm_backward", grad, a, normalized_shape, mean, rstd,
+                      weight, has_bias);
 }
 
 Value gelu_backward(const Value& grad, const Value& a, const std::string& approximate) {

@@ -150,8 +150,14 @@ Value log_softmax_body(const OpArgs& args) {
   return maybe_convert(out, x.dtype);
 }
 
-Value layer_norm_body(const OpArgs& args) {
-  const std::string op = "ltorch.layer_norm";
+// layer_norm's output with the statistics it normalised with: each row's
+// mean and 1/sqrt(var + eps), in the compute dtype and shaped [leading dims,
+// then 1 per normalised dim], as at::native_layer_norm returns them.
+struct LayerNormParts {
+  Value out, mean, rstd;
+};
+
+LayerNormParts layer_norm_parts(const std::string& op, const OpArgs& args) {
   const Proxy& x = float_arg(op, args[0], "x");
   const std::vector<int64_t>& ns = args.ints(1);
   double eps = args.number(4);
@@ -180,7 +186,21 @@ Value layer_norm_body(const OpArgs& args) {
     out = prims::mul(out, broadcast_to(op, maybe_convert(args[2], dt), x.shape));
   if (!args[3].is_none())
     out = prims::add(out, broadcast_to(op, maybe_convert(args[3], dt), x.shape));
-  return maybe_convert(out, x.dtype);
+  Shape stat_shape(x.shape.begin(), x.shape.end() - k);
+  stat_shape.resize(x.shape.size(), 1);
+  return {maybe_convert(out, x.dtype), prims::reshape(mean, stat_shape),
+          prims::reshape(rstd, stat_shape)};
+}
+
+Value layer_norm_body(const OpArgs& args) {
+  return layer_norm_parts("ltorch.layer_norm", args).out;
+}
+
+// [out, mean, rstd]: the forward of layer_norm's grad rule, whose backward
+// reads the statistics instead of computing them again.
+Value native_layer_norm_body(const OpArgs& args) {
+  LayerNormParts p = layer_norm_parts("ltorch.native_layer_norm", args);
+  return Value(std::vector<Value>{p.out, p.mean, p.rstd});
 }
 
 // Normalizes over every dim but 1 (the channels) with the batch's mean and
@@ -294,6 +314,8 @@ void register_nn() {
   define("ltorch.softmax", {"a", "dim"}, 0, softmax_body);
   define("ltorch.log_softmax", {"a", "dim"}, 0, log_softmax_body);
   define("ltorch.layer_norm", {"x", "normalized_shape", "w", "b", "eps"}, 0, layer_norm_body);
+  define("ltorch.native_layer_norm", {"x", "normalized_shape", "w", "b", "eps"}, 0,
+         native_layer_norm_body);
   define("ltorch.batch_norm", {"x", "running_mean", "running_var", "w", "b", "training", "eps"}, 0,
          batch_norm_body);
   define("ltorch.embedding", {"indices", "weight"}, 0, embedding_body);
@@ -320,6 +342,10 @@ Value log_softmax(const Value& x, int64_t dim) {
 Value layer_norm(const Value& x, const std::vector<int64_t>& normalized_shape, const Value& w,
                  const Value& b, double eps) {
   THUNDER_LTORCH_CALL("ltorch.layer_norm", x, normalized_shape, w, b, eps);
+}
+Value native_layer_norm(const Value& x, const std::vector<int64_t>& normalized_shape,
+                        const Value& w, const Value& b, double eps) {
+  THUNDER_LTORCH_CALL("ltorch.native_layer_norm", x, normalized_shape, w, b, eps);
 }
 Value batch_norm(const Value& x, const Value& running_mean, const Value& running_var,
                  const Value& w, const Value& b, bool training, double eps) {

@@ -31,8 +31,11 @@ const GradRuleEntry* find_grad_rule_entry(const Symbol& sym);
 // Registers the built-in rules once (thread-safe); every lookup calls it.
 void ensure_builtin_rules();
 
-void register_builtin_grad_rules();    // grad_rules.cpp
-void register_composite_grad_rules();  // grad_rules_composite.cpp
+// The proxy behind a rule's tensor argument (rules only see tensor proxies).
+inline const Proxy& P(const Value& v) { return *v.proxy(); }
+
+void register_builtin_grad_rules();      // grad_rules.cpp
+void register_composite_grad_rules();    // grad_rules_composite.cpp
 void register_distributed_grad_rules();  // grad_rules_distributed.cpp
 
 }  // namespace thunder

@@ -14,8 +14,6 @@ namespace thunder {
 
 namespace {
 
-const Proxy& P(const Value& v) { return *v.proxy(); }
-
 // The gradient of broadcast_in_dim: sum over the broadcast dims, then reshape.
 Value unbroadcast(const Value& g, const Shape& in_shape, const std::vector<int64_t>& dims) {
   const Shape& out_shape = P(g).shape;

@@ -16,8 +16,6 @@ namespace thunder {
 
 namespace {
 
-const Proxy& P(const Value& v) { return *v.proxy(); }
-
 std::vector<int64_t> shape_of(const Value& v) { return P(v).shape; }
 
 Value linear_rule(VjpContext& g, const OpArgs& a) {
@@ -59,20 +57,23 @@ Value log_softmax_rule(VjpContext& g, const OpArgs& a) {
   return out;
 }
 
+// The forward keeps each row's mean and rstd (native_layer_norm), so the
+// backward (one statement: libtorch's fused kernel under ATen) reads them
+// instead of normalising x again.
 Value layer_norm_rule(VjpContext& g, const OpArgs& a) {
   const Value &x = a[0], &w = a[2], &b = a[3];
   const auto& norm_shape = a.ints(1);
   double eps = a.number(4);
-  Value out = ltorch::layer_norm(x, norm_shape, w, b, eps);
-  Value go = g.get_grad(out);
-  if (!g.requires_grad(x) && !g.requires_grad(w) && !g.requires_grad(b)) return out;
-  // One statement (libtorch's fused kernel under ATen) for all three gradients.
-  Value r = ltorch::layer_norm_backward(go, x, norm_shape, w, b, eps);
+  if (!g.requires_grad(x) && !g.requires_grad(w) && !g.requires_grad(b))
+    return ltorch::layer_norm(x, norm_shape, w, b, eps);
+  const std::vector<Value> fwd = ltorch::native_layer_norm(x, norm_shape, w, b, eps).as_list();
+  Value go = g.get_grad(fwd[0]);
+  Value r = ltorch::native_layer_norm_backward(go, x, norm_shape, fwd[1], fwd[2], w, !b.is_none());
   const auto& grads = r.as_list();
   g.put_grad(x, grads[0]);
   if (!w.is_none()) g.put_grad(w, grads[1]);
   if (!b.is_none()) g.put_grad(b, grads[2]);
-  return out;
+  return fwd[0];
 }
 
 // v summed down to `shape` (the inverse of batch broadcasting).

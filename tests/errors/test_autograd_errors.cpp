@@ -1,6 +1,7 @@
 // Autograd errors: missing grad rules and bad register_grad calls.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
+#include <thunder/lang/ltorch.h>
 #include <thunder/prims/prims.h>
 #include <thunder/thunder.h>
 
@@ -115,6 +116,40 @@ TEST(AutogradErrors, StrictSavedForBackwardNamesTheUnsavedValue) {
   strict(x).backward(at::ones({4}, at::kDouble));
   EXPECT_TRUE(at::allclose(x.grad(), x2.grad()));
   EXPECT_EQ(last_saved_for_backward(strict).size(), 2u);
+}
+
+// layer_norm's backward symbol checks the statistics it is handed: one mean
+// and one rstd per normalised row, in the compute dtype; grad like a.
+TEST(AutogradErrors, NativeLayerNormBackwardChecksItsStatistics) {
+  auto call = [](const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd) {
+    auto jfn = jit([](const Tensor& a, const Tensor& m, const Tensor& r) {
+      Value v =
+          ltorch::native_layer_norm_backward(Value(a.proxy()), Value(a.proxy()), {6},
+                                             Value(m.proxy()), Value(r.proxy()), Value(), true);
+      return Tensor(v.as_list()[0].proxy());
+    });
+    try {
+      jfn(x, mean, rstd);
+      return std::string("no thunder::Error");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+  };
+  const at::Tensor x = at::randn({4, 6}), stat = at::randn({4, 1});
+  std::string msg = call(x, at::randn({4}), stat);
+  EXPECT_NE(msg.find("ltorch.native_layer_norm_backward: mean must be float32 [4, 1]"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("got float32 [4]"), std::string::npos) << msg;
+  msg = call(x, stat, at::randn({4, 1}, at::kDouble));
+  EXPECT_NE(msg.find("rstd must be float32 [4, 1]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("got float64 [4, 1]"), std::string::npos) << msg;
+  msg = call(at::randn({4, 5}), stat, stat);
+  EXPECT_NE(msg.find("normalized_shape [6] must be the trailing dims of a's shape [4, 5]"),
+            std::string::npos)
+      << msg;
+  // Good statistics go through (and the jitted function above stays usable).
+  EXPECT_EQ(call(x, stat, stat.abs()), "no thunder::Error");
 }
 
 }  // namespace

@@ -293,9 +293,73 @@ TEST(Autograd, LayerNormBackwardHelperMatchesItsDecomposition) {
         EXPECT_TRUE(at::allclose(b2.grad(), b.grad(), 1e-9, 1e-9)) << exec;
       }
       std::string bwd = last_backward_traces(jfn).front().str();
-      EXPECT_NE(bwd.find("ltorch.layer_norm_backward("), std::string::npos) << bwd;
+      EXPECT_NE(bwd.find("ltorch.native_layer_norm_backward("), std::string::npos) << bwd;
     }
   }
+}
+
+// The forward keeps each row's mean and rstd; the backward reads them and
+// does not normalise x again. Saved: x, the weight and the two statistics
+// ([5, 7, 1] each), not the output. On ATen, on prims, and in generated
+// kernels; against eager libtorch in float64 on the same values (bfloat16:
+// within its rounding of each result). Not ATen in bfloat16: libtorch 1.13's
+// own bfloat16 layer norm on CPU is further than that from float64.
+TEST(Autograd, LayerNormSavesItsStatistics) {
+  for (at::ScalarType dt : {at::kFloat, at::kBFloat16}) {
+    const double tol = dt == at::kFloat ? 1e-5 : 1e-2;
+    at::Tensor x = at::randn({5, 7, 12}).to(dt).to(at::kDouble).requires_grad_();
+    at::Tensor w = (at::rand({12}) + 0.5).to(dt).to(at::kDouble).requires_grad_();
+    at::Tensor b = at::randn({12}).to(dt).to(at::kDouble).requires_grad_();
+    at::Tensor g = at::randn({5, 7, 12}).to(dt);
+    at::Tensor want = at::layer_norm(x, {12}, w, b, 1e-5);
+    want.backward(g.to(at::kDouble));
+    for (const std::vector<std::string>& ex :
+         std::vector<std::vector<std::string>>{{"aten"}, {"aten_prims"}, {"cpu_fuser", "aten"}}) {
+      if (dt == at::kBFloat16 && ex[0] == "aten") continue;
+      const std::string how = ex[0] + " " + std::string(c10::toString(dt));
+      auto jfn =
+          jit([](const Tensor& x, const Tensor& w,
+                 const Tensor& b) { return nn::functional::layer_norm(x, {12}, w, b, 1e-5); },
+              {.executors = ex});
+      at::Tensor x2 = x.detach().to(dt).requires_grad_();
+      at::Tensor w2 = w.detach().to(dt).requires_grad_(), b2 = b.detach().to(dt).requires_grad_();
+      at::Tensor got = jfn(x2, w2, b2).aten();
+      got.backward(g);
+      auto close = [&](const at::Tensor& a, const at::Tensor& e) {
+        return at::allclose(a.to(at::kDouble), e.to(at::kDouble), tol, tol);
+      };
+      EXPECT_TRUE(close(got, want)) << how;
+      EXPECT_TRUE(close(x2.grad(), x.grad())) << how;
+      EXPECT_TRUE(close(w2.grad(), w.grad())) << how;
+      EXPECT_TRUE(close(b2.grad(), b.grad())) << how;
+      const std::string bwd = last_backward_traces(jfn).front().str();
+      EXPECT_NE(bwd.find("ltorch.native_layer_norm_backward("), std::string::npos) << bwd;
+      EXPECT_EQ(bwd.find("ltorch.native_layer_norm("), std::string::npos) << bwd;
+      EXPECT_EQ(bwd.find("ltorch.layer_norm("), std::string::npos) << bwd;
+      int stats = 0, inputs = 0;
+      for (const TensorInfo& t : last_saved_for_backward(jfn)) {
+        if (t.shape == std::vector<int64_t>{5, 7, 1}) {
+          ++stats;
+          EXPECT_EQ(t.dtype, at::kFloat) << how << " " << t.name;
+        }
+        inputs += t.shape == std::vector<int64_t>{5, 7, 12};
+      }
+      EXPECT_EQ(stats, 2) << how;
+      EXPECT_EQ(inputs, 1) << how << ": x only, not the output";
+    }
+  }
+}
+
+// Without grad the plain op runs: no statistics computed for nobody.
+TEST(Autograd, LayerNormWithoutGradHasNoStatistics) {
+  auto jfn = jit([](const Tensor& x, const Tensor& w) {
+    return nn::functional::layer_norm(x, {6}, w, Tensor(), 1e-5);
+  });
+  at::Tensor x = at::randn({3, 6}).requires_grad_(), w = at::randn({6});
+  at::Tensor got = jfn(x.detach(), w).aten();
+  EXPECT_TRUE(at::allclose(got, at::layer_norm(x.detach(), {6}, w, {}, 1e-5), 1e-5, 1e-6));
+  const std::string fwd = last_traces(jfn).front().str();
+  EXPECT_EQ(fwd.find("native_layer_norm"), std::string::npos) << fwd;
 }
 
 }  // namespace

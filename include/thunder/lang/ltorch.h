@@ -99,6 +99,11 @@ Value softmax(const Value& x, int64_t dim);
 Value log_softmax(const Value& x, int64_t dim);
 Value layer_norm(const Value& x, const std::vector<int64_t>& normalized_shape, const Value& w,
                  const Value& b, double eps);
+// layer_norm with its statistics: a list [out, mean, rstd]; mean and rstd
+// (1/sqrt(var + eps)) are in the compute dtype (float32 for half types),
+// shaped like x with each normalised dim 1 (at::native_layer_norm's results).
+Value native_layer_norm(const Value& x, const std::vector<int64_t>& normalized_shape,
+                        const Value& w, const Value& b, double eps);
 // torch.nn.functional.batch_norm's output over dim 1 of x ([N, C, ...]):
 // batch statistics in training, running_mean and running_var otherwise. It
 // updates nothing: the running statistics' update is a separate, detached
@@ -118,6 +123,12 @@ Value log_softmax_backward(const Value& grad, const Value& out, int64_t dim);
 Value layer_norm_backward(const Value& grad, const Value& a,
                           const std::vector<int64_t>& normalized_shape, const Value& weight,
                           const Value& bias, double eps);
+
+// The same three gradients from native_layer_norm's mean and rstd (no
+// statistics recomputed); has_bias: whether the forward had a bias.
+Value native_layer_norm_backward(const Value& grad, const Value& a,
+                                 const std::vector<int64_t>& normalized_shape, const Value& mean,
+                                 const Value& rstd, const Value& weight, bool has_bias);
 
 // d cross_entropy / d logits from the logits ([N, C]), each row's log-sum-exp
 // ([N], in the compute dtype) and the targets ([N]): softmax is recomputed
