@@ -219,6 +219,86 @@ TEST(CpuFuser, ReductionReadAcrossRowsIsMaterialised) {
   EXPECT_GE(count(fusion_source(rs[0]), "static void nest"), 2);
 }
 
+// prims.sum statements inside region statements (fused, not run by ATen).
+int fused_sums(const Trace& t) {
+  int n = 0;
+  for (const BoundSymbol& r : regions(t))
+    for (const BoundSymbol& s : r.subsymbols) n += s.sym->id == "prims.sum";
+  return n;
+}
+
+// Sums over leading dims (a prefix of the dims, not all): one nest that reads
+// the input in memory order into double (int64) accumulators, as libtorch.
+TEST(CpuFuser, SumsOverLeadingDims) {
+  static const std::vector<int64_t> d0{0}, d01{0, 1};
+  auto s0 = [](const Tensor& x) { return x.sum(d0); };
+  auto s01 = [](const Tensor& x) { return x.sum(d01); };
+  for (auto [dt, tol] : {std::pair{at::kFloat, 1e-5}, std::pair{at::kDouble, 1e-12}}) {
+    for (std::vector<int64_t> shape : {std::vector<int64_t>{37, 13}, {1, 5}, {1000, 3}, {3, 200}}) {
+      at::Tensor x = at::randn(shape, dt);
+      auto jfn = jit(s0, fused("dataflow"));
+      expect_close(jfn(x).aten(), x.sum(d0), tol);
+      EXPECT_EQ(fused_sums(last_traces(jfn).back()), 1) << last_traces(jfn).back();
+    }
+    at::Tensor x3 = at::randn({4, 7, 9}, dt);
+    auto jfn = jit(s01, fused("dataflow"));
+    expect_close(jfn(x3).aten(), x3.sum(d01), tol);
+    EXPECT_EQ(fused_sums(last_traces(jfn).back()), 1) << last_traces(jfn).back();
+    // A non-contiguous input, and a transpose inside the region.
+    at::Tensor xt = at::randn({13, 37}, dt).t();
+    auto jt = jit(s0, fused("dataflow"));
+    expect_close(jt(xt).aten(), xt.sum(d0), tol);
+    auto jt2 =
+        jit([](const Tensor& x) { return (x.transpose(0, 1) * 2.0).sum(d0); }, fused("dataflow"));
+    expect_close(jt2(x3.select(2, 1)).aten(), (x3.select(2, 1).t() * 2.0).sum(d0), tol);
+    EXPECT_EQ(fused_sums(last_traces(jt2).back()), 1) << last_traces(jt2).back();
+  }
+  at::Tensor xi = at::randint(-1000, 1000, {37, 2, 13}, at::kLong);
+  auto ji = jit(s01, fused("dataflow"));
+  EXPECT_TRUE(at::equal(ji(xi).aten(), xi.sum(d01)));
+  EXPECT_EQ(fused_sums(last_traces(ji).back()), 1) << last_traces(ji).back();
+}
+
+// Leading sums in a region with elementwise outputs, a row reduction and a
+// later read of a leading sum: no row fusion, one nest per reduction, all fused.
+TEST(CpuFuser, LeadingSumsMixWithRowReductions) {
+  static const std::vector<int64_t> d0{0}, last{-1};
+  auto fn = [](const Tensor& x, const Tensor& w) {
+    Tensor s = x.sum(d0);
+    return std::make_tuple((x * w).sum(d0), s, (x * x).sum(last), x * w + 1.0, x - s * 0.5);
+  };
+  at::Tensor x = at::randn({37, 13}), w = at::randn({13});
+  for (const char* strategy : {"consecutive", "dataflow"}) {
+    auto jfn = jit(fn, fused(strategy));
+    auto [a, b, c, d, e] = jfn(x, w);
+    expect_close(a.aten(), (x * w).sum(d0));
+    expect_close(b.aten(), x.sum(d0));
+    expect_close(c.aten(), (x * x).sum(last));
+    expect_close(d.aten(), x * w + 1.0);
+    expect_close(e.aten(), x - x.sum(d0) * 0.5);
+    const Trace t = last_traces(jfn).back();
+    EXPECT_EQ(fused_sums(t), 3) << t;
+    std::string src;
+    for (const BoundSymbol& r : regions(t)) src += fusion_source(r);
+    EXPECT_GE(count(src, "static void nest"), 3) << src;
+  }
+}
+
+// A linear layer's bias gradient sums the cotangent over the leading dims.
+TEST(CpuFuser, LinearBiasGradientIsFused) {
+  auto fn = [](const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& c) {
+    return (tanh(F::linear(x, w, b)) * c).sum();
+  };
+  at::Tensor x = at::randn({3, 5, 7}), c = at::randn({3, 5, 11});
+  at::Tensor w = at::randn({11, 7}), b = at::randn({11}).requires_grad_(true);
+  at::Tensor br = b.detach().clone().requires_grad_(true);
+  (at::tanh(at::linear(x, w, br)) * c).sum().backward();
+  auto jfn = jit(fn, fused("dataflow"));
+  jfn(x, w, b, c).backward();
+  expect_close(b.grad(), br.grad(), 1e-5);
+  EXPECT_GE(fused_sums(last_backward_traces(jfn).back()), 1) << last_backward_traces(jfn).back();
+}
+
 // Max/min reductions are vectorised with a separate NaN flag: NaN still wins,
 // and all -inf (or +inf for amin) rows give -inf (+inf).
 TEST(CpuFuser, VectorisedMaxMinKeepNaNAndInfinities) {

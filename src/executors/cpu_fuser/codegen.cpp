@@ -32,6 +32,9 @@ constexpr int64_t kChunkWork = 16384;
 // and the longest row a row loop fills as one tile.
 constexpr int64_t kTile = 1024;
 constexpr int64_t kMaxRowTile = 4096;
+// Kept elements per iteration of a leading sum's nest: its accumulators fit
+// a stack tile and each row's read is a few whole cache lines.
+constexpr int64_t kSumColumns = 64;
 
 Shape contiguous_strides(const Shape& s) {
   Shape st(s.size());
@@ -100,7 +103,8 @@ std::string min_of(DType d) {
   }
 }
 
-// Reduced dims of b: the innermost `m` of its input's.
+// Reduced dims of b: the innermost `m` of its input's (the leading `m` for a
+// leading_sum).
 size_t reduced_dims(const BoundSymbol& b) {
   const size_t n = b.args[0].proxy()->shape.size();
   static const Symbol& argmax = prims::symbol("prims.argmax");
@@ -175,7 +179,7 @@ class Generator {
         ks.scratch.push_back({r.shape, r.dtype});
         ++slot;
       }
-      kernel_.nests.push_back(reduction_nest(*b));
+      kernel_.nests.push_back(leading_sum(*b) ? leading_sum_nest(*b) : reduction_nest(*b));
       materialised_.insert(&r);
     }
     // Cats, one loop nest per piece; the other outputs, one loop nest per shape.
@@ -576,6 +580,60 @@ class Generator {
     });
   }
 
+  // A sum over the leading dims: iterations are blocks of kSumColumns kept
+  // elements, each summed over every reduced row (reading the input in memory
+  // order) into a stack tile in the accumulation type of reduction_value, then
+  // stored rounded. Threads split the columns, not the rows, so no partial
+  // sums are combined and the result does not depend on the thread count.
+  ir::Nest leading_sum_nest(const BoundSymbol& b) {
+    const Proxy& a = *b.args[0].proxy();
+    const Proxy& r = *b.output.proxy();
+    const size_t m = reduced_dims(b);
+    const Shape kept(a.shape.begin() + m, a.shape.end());
+    const int64_t cols = numel(kept);
+    const ir::Type acc_t = is_float(a.dtype) ? ir::Type::F64 : ir::Type::I64;
+    const std::string acc = fmt::format("sum{}", vars_++);
+    const std::string c0 = fmt::format("c{}", vars_++), c1 = fmt::format("c{}", vars_++);
+    const Expr j = ir::var("j");
+    const Expr at = ir::binary(BinOp::Sub, j, ir::var(c0));  // j's accumulator
+    // A vector loop over the block's columns.
+    auto columns = [&](const std::function<void()>& body) {
+      loop({.var = "j", .lo = ir::var(c0), .hi = ir::var(c1), .vector = true}, body);
+    };
+    return nest((cols + kSumColumns - 1) / kSumColumns, a.numel(), [&] {
+      emit(ir::alloc(acc_t, acc, std::max<int64_t>(1, std::min(cols, kSumColumns))));
+      loop({.var = "o", .lo = ir::var("lo"), .hi = ir::var("hi")}, [&] {
+        const Expr first = ir::binary(BinOp::Mul, ir::var("o"), ir::int_lit(kSumColumns));
+        emit(ir::let(ir::Type::I64, c0, first));
+        const Expr end = ir::binary(BinOp::Add, ir::var(c0), ir::int_lit(kSumColumns));
+        emit(ir::let(
+            ir::Type::I64, c1,
+            ir::select(ir::binary(BinOp::Lt, end, ir::int_lit(cols)), end, ir::int_lit(cols))));
+        columns([&] { emit(ir::store(acc, acc_t, at, ir::int_lit(0))); });
+        std::function<void(size_t, Idx)> rows = [&](size_t d, Idx idx) {
+          if (d == m)
+            return columns([&] {
+              Idx full = idx;
+              for (const Expr& e : unflatten(j, kept, kept.size())) full.push_back(e);
+              const Expr x = value_at(a, full);
+              emit(ir::store(acc, acc_t, at, ir::binary(BinOp::Add, ir::load(acc, acc_t, at), x)));
+            });
+          ir::Loop l{
+              .var = fmt::format("r{}", d), .lo = ir::int_lit(0), .hi = ir::int_lit(a.shape[d])};
+          idx.push_back(ir::var(l.var));
+          loop(std::move(l), [&] { rows(d + 1, idx); });
+        };
+        rows(0, {});
+        const Buffer& out = buffers_.at(&r);
+        columns([&] {
+          const Expr v =
+              ir::cast(compute_type(r.dtype), round_to(r.dtype, ir::load(acc, acc_t, at)));
+          emit(ir::store(out.name, storage_type(out.dtype), j, v));
+        });
+      });
+    });
+  }
+
   // Row fusion: when every reduction keeps the same leading dims and every
   // output starts with them, each reduction and each output is built as a
   // nest over those dims (rows), and ir::fuse_rows makes them one loop over
@@ -585,6 +643,9 @@ class Generator {
   // nothing of this attempt stays and the region gets one nest per reduction.
   std::optional<ir::Nest> row_nest(const std::vector<const BoundSymbol*>& reductions,
                                    const std::vector<const Proxy*>& outs, int slot) {
+    // A leading sum's rows are its reduced dims: nothing to fuse by row.
+    for (const BoundSymbol* b : reductions)
+      if (leading_sum(*b)) return std::nullopt;
     const Proxy& a0 = *reductions.front()->args[0].proxy();
     const size_t k = a0.shape.size() - reduced_dims(*reductions.front());
     const Shape outer(a0.shape.begin(), a0.shape.begin() + k);

@@ -201,7 +201,8 @@ const std::unordered_map<std::string_view, FusibleOp>& table() {
 }
 
 // Reduced dims must be a suffix of the input's dims (innermost or all): the
-// generated loop nest keeps kept dims outside and reduced dims inside.
+// generated loop nest keeps kept dims outside and reduced dims inside. Sums
+// may also reduce a prefix (leading_sum), which has a nest of its own.
 bool innermost_reduction(const BoundSymbol& b) {
   const Proxy& a = *b.args[0].proxy();
   static const Symbol& argmax = prims::symbol("prims.argmax");
@@ -249,7 +250,18 @@ bool fusible(const BoundSymbol& b) {
   if (*kind == OpKind::Cat)  // a gradient bucket's pack: 1-D pieces, one after another
     return std::all_of(b.args[0].as_list().begin(), b.args[0].as_list().end(),
                        [](const Value& v) { return v.is_tensor() && v.proxy()->ndim() == 1; });
-  return *kind != OpKind::Reduction || innermost_reduction(b);
+  return *kind != OpKind::Reduction || innermost_reduction(b) || leading_sum(b);
+}
+
+bool leading_sum(const BoundSymbol& b) {
+  static const Symbol& sum = prims::symbol("prims.sum");
+  if (b.sym != &sum) return false;
+  const auto& dims = b.args[1].as_int_list();
+  // All dims (or none) is an innermost reduction.
+  if (dims.empty() || static_cast<int64_t>(dims.size()) >= b.args[0].proxy()->ndim()) return false;
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i] != static_cast<int64_t>(i)) return false;
+  return true;
 }
 
 }  // namespace thunder::cpu_fuser

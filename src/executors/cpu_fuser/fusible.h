@@ -20,8 +20,14 @@ const OpKind* fusible_kind(const Symbol& sym);
 Emitter emitter(const Symbol& sym);
 
 // Can this statement join a fusion region? Prims: in the table, on CPU, and
-// (reductions) over the innermost or all dims. Composites: when their whole
-// decomposition can, so they are flattened into prims rather than run whole.
+// (reductions) over the innermost or all dims, or a leading_sum. Composites:
+// when their whole decomposition can, so they are flattened into prims rather
+// than run whole.
 bool fusible(const BoundSymbol& b);
+
+// Whether b is a prims.sum over a strict prefix of its input's dims (bias and
+// norm weight gradients): codegen gives it a nest of its own that walks the
+// input in memory order, rows outside, kept columns inside.
+bool leading_sum(const BoundSymbol& b);
 
 }  // namespace thunder::cpu_fuser
