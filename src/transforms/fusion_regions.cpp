@@ -6,6 +6,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "thunder/prims/distributed.h"
+
 namespace thunder {
 
 namespace {
@@ -122,7 +124,33 @@ std::vector<std::vector<size_t>> dataflow_groups(const std::vector<BoundSymbol>&
         if (a != b && g.can_merge(a, b)) g.merge(a, b), changed = true;
       }
   }
-  // Horizontal: independent groups of one side of the boundary become one.
+  // Horizontal: independent groups of one side of the boundary become one,
+  // unless that would hold back a collective's input: a merged group runs
+  // once both groups' inputs exist, so a group feeding a collective (a
+  // gradient bucket) stays apart from one that waits for a later statement
+  // (a matmul the collective should overlap).
+  std::vector<bool> feeds_collective(bsyms.size(), false);
+  for (size_t i = bsyms.size(); i-- > 0;) {
+    feeds_collective[i] = prims::is_collective(*bsyms[i].sym);
+    for (size_t c : edges.consumers[i])
+      feeds_collective[i] = feeds_collective[i] || feeds_collective[c];
+  }
+  // The last statement outside the group that the group reads (-1: none).
+  auto ready_after = [&](size_t root) {
+    long last = -1;
+    for (size_t s : g.members(root))
+      for (size_t p : edges.producers[s])
+        if (g.find(p) != root) last = std::max(last, static_cast<long>(p));
+    return last;
+  };
+  auto feeds = [&](size_t root) {
+    const auto& m = g.members(root);
+    return std::any_of(m.begin(), m.end(), [&](size_t s) { return feeds_collective[s]; });
+  };
+  auto delays_collective = [&](size_t a, size_t b) {
+    const long ra = ready_after(a), rb = ready_after(b);
+    return (feeds(a) && rb > ra) || (feeds(b) && ra > rb);
+  };
   std::vector<size_t> roots;
   for (size_t i = 0; i < bsyms.size(); ++i)
     if (fusible[i] && g.find(i) == i) roots.push_back(i);
@@ -131,7 +159,7 @@ std::vector<std::vector<size_t>> dataflow_groups(const std::vector<BoundSymbol>&
     for (size_t y = x + 1; y < roots.size(); ++y) {
       size_t a = g.find(roots[x]), b = roots[y];
       if (g.find(b) != b || !compatible(a, b)) continue;
-      if (!g.reaches(a, b) && !g.reaches(b, a)) g.merge(a, b);
+      if (!g.reaches(a, b) && !g.reaches(b, a) && !delays_collective(a, b)) g.merge(a, b);
     }
   }
   std::vector<std::vector<size_t>> groups;

@@ -32,8 +32,9 @@ bool reads_any(const BoundSymbol& b, const std::unordered_set<const Proxy*>& val
 }
 
 // Statements that only build a collective's input (a gradient bucket's
-// reshapes and cat): shape prims and cats whose outputs nothing but
-// collectives and other such statements read, and that read no waited value.
+// pads, reshapes, cat, and the fusion regions that scale its gradients):
+// shape prims, cats and regions whose outputs nothing but collectives and
+// other such statements read, and that read no waited value.
 // They move up with their collective, so a bucket is issued as soon as its
 // gradients exist rather than where the bucketing pass put its pack.
 std::vector<bool> pack_statements(const Trace& trace) {
@@ -49,7 +50,8 @@ std::vector<bool> pack_statements(const Trace& trace) {
   std::vector<bool> pack(bs.size(), false);
   for (size_t i = bs.size(); i-- > 0;) {  // readers come later: decided first
     const BoundSymbol& b = bs[i];
-    if (!b.sym->is_prim || !(b.sym->has_tag(OpTag::SHAPE_OP) || b.sym == &cat)) continue;
+    const bool shape = b.sym->is_prim && (b.sym->has_tag(OpTag::SHAPE_OP) || b.sym == &cat);
+    if (!shape && !b.sym->is_region) continue;
     if (reads_any(b, waited)) continue;
     const std::vector<ProxyPtr> outs = b.flat_outputs();
     pack[i] = !outs.empty() && std::all_of(outs.begin(), outs.end(), [&](const ProxyPtr& p) {

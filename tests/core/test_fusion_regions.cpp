@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "test_symbols.h"
+#include "thunder/prims/distributed.h"
 #include "thunder/prims/prims.h"
 #include "thunder/transforms/fusion_regions.h"
 #include "thunder/transforms/rematerialize_regions.h"
@@ -141,6 +142,36 @@ TEST(FusionRegions, DataflowMergesIndependentGroupsHorizontally) {
   auto groups = fusion_groups(t.bsyms, fusible_of(t), FusionStrategy::Dataflow);
   ASSERT_EQ(groups.size(), 1u);
   EXPECT_EQ(groups[0], (std::vector<size_t>{0, 2}));
+}
+
+// A group that feeds a collective is not merged with one that reads a later
+// statement: the merged region would run after it and hold the
+// communication back (a gradient bucket waiting for the next matmul).
+TEST(FusionRegions, HorizontalMergingDoesNotHoldBackACollective) {
+  for (bool late_input : {true, false}) {
+    Trace t;
+    {
+      TracingScope s(t);
+      ProxyPtr x = s.ctx().add_tensor_input("x", {2}, DType::f32, Device::cpu(), false);
+      ProxyPtr y = s.ctx().add_tensor_input("y", {2}, DType::f32, Device::cpu(), false);
+      Value a = prims::exp(x);                   // 0: the bucket's scaling
+      Value m = testing::show({y});              // 1: unfused, like a matmul
+      Value c = prims::sin(late_input ? m : y);  // 2
+      Value f = prims::all_reduce(a, "sum", 0);  // 3
+      Value w = prims::wait(f);                  // 4
+      t.output = Value(std::vector<Value>{w, c});
+    }
+    std::vector<bool> fusible = {true, false, true, false, false};
+    auto groups = fusion_groups(t.bsyms, fusible, FusionStrategy::Dataflow);
+    if (late_input) {
+      ASSERT_EQ(groups.size(), 2u) << t;
+      EXPECT_EQ(groups[0], std::vector<size_t>{0});
+      EXPECT_EQ(groups[1], std::vector<size_t>{2});
+    } else {  // both ready at the start: merging delays nothing
+      ASSERT_EQ(groups.size(), 1u) << t;
+      EXPECT_EQ(groups[0], (std::vector<size_t>{0, 2}));
+    }
+  }
 }
 
 TEST(FusionRegions, DeclinedRegionsKeepTheirStatements) {
