@@ -43,18 +43,6 @@ void register_backward() {
       k.set_output(j++, (lead ? go.sum(dims) : go).to(dt));
     }
   });
-  // libtorch's fused kernels: statistics from one forward pass, then the backward.
-  THUNDER_KERNEL("ltorch.layer_norm_backward", {
-    const at::Tensor& x = k.tensor(1);
-    at::Tensor w = k.optional_tensor(3), b = k.optional_tensor(4);
-    auto [out, mean, rstd] = at::native_layer_norm(x, k.ints(2), w, b, k.number(5));
-    auto [gx, gw, gb] = at::native_layer_norm_backward(k.tensor(0), x, k.ints(2), mean, rstd, w, b,
-                                                       {true, w.defined(), b.defined()});
-    size_t j = 0;
-    k.set_output(j++, gx);
-    if (w.defined()) k.set_output(j++, gw);
-    if (b.defined()) k.set_output(j++, gb);
-  });
   // softmax recomputed from the logits and each row's log-sum-exp, then the
   // target's -1 and the scale by grad / count (rows of ignored targets zero).
   THUNDER_KERNEL("ltorch.cross_entropy_backward", {

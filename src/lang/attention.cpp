@@ -14,8 +14,6 @@
 namespace thunder::ltorch::detail {
 namespace {
 
-DType compute_dtype(DType d) { return d == DType::f16 || d == DType::bf16 ? DType::f32 : d; }
-
 struct Qkv {
   const Proxy *q, *k, *v;
 };

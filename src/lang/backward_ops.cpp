@@ -66,16 +66,14 @@ void register_backward() {
            THUNDER_CHECK(k >= 1 && rank >= k && Shape(x.shape.end() - k, x.shape.end()) == ns,
                          "{}: normalized_shape {} must be the trailing dims of a's shape {}", op,
                          shape_str(ns), shape_str(x.shape));
-           const DType ct = x.dtype == DType::f16 || x.dtype == DType::bf16 ? DType::f32 : x.dtype;
-           Shape stat_shape(x.shape.begin(), x.shape.end() - k);
-           stat_shape.resize(x.shape.size(), 1);
+           const DType ct = compute_dtype(x.dtype);
+           const Shape stats = stat_shape(x.shape, ns.size());
            for (int i : {3, 4}) {
              const char* name = i == 3 ? "mean" : "rstd";
              const Proxy& p = tensor_arg(op, args[i], name);
-             THUNDER_CHECK(p.shape == stat_shape && p.dtype == ct,
+             THUNDER_CHECK(p.shape == stats && p.dtype == ct,
                            "{}: {} must be {} {} (one per normalised row), got {} {}", op, name,
-                           long_name(ct), shape_str(stat_shape), long_name(p.dtype),
-                           shape_str(p.shape));
+                           long_name(ct), shape_str(stats), long_name(p.dtype), shape_str(p.shape));
            }
            const Value& w = args[5];
            if (!w.is_none()) {
@@ -101,28 +99,6 @@ void register_backward() {
            Value gw = w.is_none() ? Value() : out_dt(sum_leading(ltorch::mul(go, xhat)));
            Value gb = args.boolean(6) ? out_dt(sum_leading(go)) : Value();
            return Value(std::vector<Value>{out_dt(gx), gw, gb});
-         });
-  // Returns [grad_a, grad_weight or None, grad_bias or None].
-  define("ltorch.layer_norm_backward", {"grad", "a", "normalized_shape", "weight", "bias", "eps"},
-         0, [](const OpArgs& args) -> Value {
-           const Value &go = args[0], &x = args[1], &w = args[3], &b = args[4];
-           const int64_t rank = x.proxy()->ndim();
-           const int64_t k = static_cast<int64_t>(args.ints(2).size());
-           std::vector<int64_t> dims, leading;
-           for (int64_t d = 0; d < rank; ++d) (d < rank - k ? leading : dims).push_back(d);
-           auto sum_leading = [&](const Value& v) {
-             return leading.empty() ? v : ltorch::sum(v, leading, false);
-           };
-           Value mean = ltorch::mean(x, dims, true);
-           Value rstd = ltorch::rsqrt(ltorch::add(ltorch::var(x, dims, 0.0, true), args.number(5)));
-           Value xhat = ltorch::mul(ltorch::sub(x, mean), rstd);
-           Value gxhat = w.is_none() ? go : ltorch::mul(go, w);
-           Value m1 = ltorch::mean(gxhat, dims, true);
-           Value m2 = ltorch::mean(ltorch::mul(gxhat, xhat), dims, true);
-           Value gx = ltorch::mul(rstd, ltorch::sub(ltorch::sub(gxhat, m1), ltorch::mul(xhat, m2)));
-           Value gw = w.is_none() ? Value() : sum_leading(ltorch::mul(go, xhat));
-           Value gb = b.is_none() ? Value() : sum_leading(go);
-           return Value(std::vector<Value>{gx, gw, gb});
          });
   // (softmax(logits) - onehot(target)) * grad / count, rows of ignored targets zero.
   // softmax = exp(logits - log_sum_exp) is recomputed here, in the compute
@@ -156,12 +132,6 @@ void register_backward() {
 }
 
 }  // namespace detail
-
-Value layer_norm_backward(const Value& grad, const Value& a,
-                          const std::vector<int64_t>& normalized_shape, const Value& weight,
-                          const Value& bias, double eps) {
-  THUNDER_LTORCH_CALL("ltorch.layer_norm_backward", grad, a, normalized_shape, weight, bias, eps);
-}
 
 Value native_layer_norm_backward(const Value& grad, const Value& a,
                                  const std::vector<int64_t>& normalized_shape, const Value& mean,

@@ -42,6 +42,18 @@ enum class Promotion {
 std::vector<Value> elementwise_prep(const std::string& op, const std::vector<Value>& vals,
                                     Promotion promotion, DType* out_dtype = nullptr);
 
+// The dtype half-precision values are computed and accumulated in (float32);
+// other dtypes compute in themselves.
+inline DType compute_dtype(DType d) { return d == DType::f16 || d == DType::bf16 ? DType::f32 : d; }
+
+// The shape of a normalisation's per-row statistics: `shape` with its last
+// `normalized` dims 1 (at::native_layer_norm's mean and rstd).
+inline Shape stat_shape(const Shape& shape, size_t normalized) {
+  Shape s(shape.begin(), shape.end() - static_cast<std::ptrdiff_t>(normalized));
+  s.resize(shape.size(), 1);
+  return s;
+}
+
 // Converts a tensor to `dtype` unless it already is; numbers become the matching literal.
 Value maybe_convert(const Value& v, DType dtype);
 

@@ -25,8 +25,6 @@ void check_same_dtype(const std::string& op, const Proxy& a, const char* an, con
                 long_name(a.dtype), an, long_name(b.dtype), bn);
 }
 
-DType compute_dtype(DType d) { return d == DType::f16 || d == DType::bf16 ? DType::f32 : d; }
-
 // Broadcasts a reduction result (dims removed) back to `shape`.
 Value unreduce(const Value& r, const Shape& shape, const std::vector<int64_t>& reduced) {
   std::vector<int64_t> kept;
@@ -186,10 +184,8 @@ LayerNormParts layer_norm_parts(const std::string& op, const OpArgs& args) {
     out = prims::mul(out, broadcast_to(op, maybe_convert(args[2], dt), x.shape));
   if (!args[3].is_none())
     out = prims::add(out, broadcast_to(op, maybe_convert(args[3], dt), x.shape));
-  Shape stat_shape(x.shape.begin(), x.shape.end() - k);
-  stat_shape.resize(x.shape.size(), 1);
-  return {maybe_convert(out, x.dtype), prims::reshape(mean, stat_shape),
-          prims::reshape(rstd, stat_shape)};
+  const Shape stats = stat_shape(x.shape, ns.size());
+  return {maybe_convert(out, x.dtype), prims::reshape(mean, stats), prims::reshape(rstd, stats)};
 }
 
 Value layer_norm_body(const OpArgs& args) {

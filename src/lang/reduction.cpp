@@ -37,8 +37,6 @@ Value keep_dims(const Value& r, const Shape& in_shape, const std::vector<int64_t
   return prims::broadcast_in_dim(r, shape, kept);
 }
 
-DType accumulation_dtype(DType d) { return d == DType::f16 || d == DType::bf16 ? DType::f32 : d; }
-
 // Reductions without identity (amax, amin, argmax, max) reject size-0 reduced dims.
 void check_nonempty(const std::string& op, const Proxy& p, const std::vector<int64_t>& dims) {
   for (int64_t d : dims)
@@ -61,7 +59,7 @@ Value var_impl(const std::string& op, const OpArgs& a, bool take_sqrt) {
   double correction = a.number(2);
   THUNDER_CHECK(correction >= 0, "{}: correction must be non-negative, got {}", op,
                 format_double(correction));
-  Value r = prims::var(maybe_convert(a[0], accumulation_dtype(p.dtype)), dims, correction);
+  Value r = prims::var(maybe_convert(a[0], compute_dtype(p.dtype)), dims, correction);
   if (take_sqrt) r = prims::sqrt(r);
   r = maybe_convert(r, p.dtype);
   return a.boolean(3) ? keep_dims(r, p.shape, dims) : r;
@@ -76,7 +74,7 @@ void register_reduction() {
     auto dims = reduction_dims(id, a.ints(1), p.ndim());
     // Integer and bool sums are int64, as in torch.
     DType out = is_float(p.dtype) ? p.dtype : DType::i64;
-    Value r = prims::sum(maybe_convert(a[0], accumulation_dtype(out)), dims);
+    Value r = prims::sum(maybe_convert(a[0], compute_dtype(out)), dims);
     r = maybe_convert(r, out);
     return a.boolean(2) ? keep_dims(r, p.shape, dims) : r;
   });
@@ -91,7 +89,7 @@ void register_reduction() {
     auto dims = reduction_dims(id, a.ints(1), p.ndim());
     int64_t n = 1;
     for (int64_t d : dims) n *= p.shape[d];
-    Value r = prims::sum(maybe_convert(a[0], accumulation_dtype(p.dtype)), dims);
+    Value r = prims::sum(maybe_convert(a[0], compute_dtype(p.dtype)), dims);
     // n == 0 gives 0/0 = nan, like torch.
     r = maybe_convert(prims::div(r, static_cast<double>(n)), p.dtype);
     return a.boolean(2) ? keep_dims(r, p.shape, dims) : r;

@@ -119,13 +119,10 @@ Value scaled_dot_product_attention(const Value& q, const Value& k, const Value& 
 Value gelu_backward(const Value& grad, const Value& a, const std::string& approximate);
 Value softmax_backward(const Value& grad, const Value& out, int64_t dim);
 Value log_softmax_backward(const Value& grad, const Value& out, int64_t dim);
-// A list [grad_a, grad_weight or None, grad_bias or None].
-Value layer_norm_backward(const Value& grad, const Value& a,
-                          const std::vector<int64_t>& normalized_shape, const Value& weight,
-                          const Value& bias, double eps);
 
-// The same three gradients from native_layer_norm's mean and rstd (no
-// statistics recomputed); has_bias: whether the forward had a bias.
+// layer_norm's three gradients, a list [grad_a, grad_weight or None,
+// grad_bias or None], from native_layer_norm's mean and rstd (no statistics
+// recomputed); has_bias: whether the forward had a bias.
 Value native_layer_norm_backward(const Value& grad, const Value& a,
                                  const std::vector<int64_t>& normalized_shape, const Value& mean,
                                  const Value& rstd, const Value& weight, bool has_bias);
