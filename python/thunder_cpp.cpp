@@ -508,6 +508,8 @@ thunder::JitOptions options_from(const py::kwargs& kw) {
       o.rematerialize = value.cast<bool>();
     else if (k == "disable_replace_uniform")
       o.disable_replace_uniform = value.cast<bool>();
+    else if (k == "recognize_attention")
+      o.recognize_attention = value.cast<bool>();
     else if (k == "skip_inplace_functionalization")
       o.skip_inplace_functionalization = value.cast<bool>();
     else if (k == "strict_saved_for_backward")
@@ -523,8 +525,9 @@ thunder::JitOptions options_from(const py::kwargs& kw) {
     else
       thunder::fail(
           "thunder_cpp.jit: unknown option '{}' (executors, fusion_type, rematerialize, "
-          "disable_replace_uniform, skip_inplace_functionalization, strict_saved_for_backward, "
-          "schedule_collectives, cache, arg_names, max_cache_entries, runtime_numbers)",
+          "disable_replace_uniform, recognize_attention, skip_inplace_functionalization, "
+          "strict_saved_for_backward, schedule_collectives, cache, arg_names, max_cache_entries, "
+          "runtime_numbers)",
           k);
   }
   thunder::validate(o);

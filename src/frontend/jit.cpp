@@ -539,6 +539,7 @@ std::shared_ptr<CacheEntry> JitState::compile(TraceFn fn, void* ctx, CallScratch
                                             : FusionStrategy::Dataflow,
                      .rematerialize = options.rematerialize,
                      .disable_replace_uniform = options.disable_replace_uniform,
+                     .recognize_attention = options.recognize_attention,
                      .skip_inplace_functionalization = options.skip_inplace_functionalization,
                      .strict_saved_for_backward = options.strict_saved_for_backward,
                      .schedule_collectives = options.schedule_collectives,

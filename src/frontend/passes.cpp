@@ -16,6 +16,7 @@
 #include "thunder/transforms/dce.h"
 #include "thunder/transforms/del_last_used.h"
 #include "thunder/transforms/functionalize.h"
+#include "thunder/transforms/recognize_attention.h"
 #include "thunder/transforms/rematerialize.h"
 #include "thunder/transforms/replace_uniform.h"
 #include "thunder/transforms/sort_waits.h"
@@ -119,6 +120,9 @@ const std::vector<NamedPass>& named_passes() {
       {"functionalize", "rewrite in-place ops (prims.copy_) into pure dataflow",
        each("Functionalization",
             [](const Trace& t, const PassOptions&) { return functionalize(t).trace; })},
+      {"recognize_attention", "hand-written attention -> one ltorch.scaled_dot_product_attention",
+       each("Recognize attention",
+            [](const Trace& t, const PassOptions&) { return recognize_attention(t); })},
       {"replace_uniform", "make random draws replayable (prims.uniform -> uniform_philox)",
        each("Replace uniform",
             [](const Trace& t, const PassOptions&) { return replace_uniform(t); })},

@@ -12,6 +12,7 @@
 #include "thunder/transforms/dce.h"
 #include "thunder/transforms/del_last_used.h"
 #include "thunder/transforms/functionalize.h"
+#include "thunder/transforms/recognize_attention.h"
 #include "thunder/transforms/rematerialize.h"
 #include "thunder/transforms/replace_uniform.h"
 #include "thunder/transforms/sort_waits.h"
@@ -187,6 +188,12 @@ CompiledTraces run_pipeline(Trace t, const PipelineOptions& o) {
     });
   }
   t = fwd.run("Dead Code Elimination", [&] { return dce(t); });
+  // A stage only where it found attention (most traces have none).
+  if (o.recognize_attention) {
+    Stopwatch watch;
+    Trace r = recognize_attention(t);
+    if (r.bsyms.size() != t.bsyms.size()) t = fwd.add("Recognize attention", r, watch.ms());
+  }
   // Random draws become stateless uniform_philox (on the joint trace when
   // differentiating, so the backward replays a forward draw from seed and offset).
   const bool stateless_rng = !o.disable_replace_uniform && draws_uniform(t.bsyms);

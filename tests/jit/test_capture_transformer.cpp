@@ -10,6 +10,8 @@
 #include <thunder/thunder.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+
 #include "torch_char_gpt.h"
 #include "torch_twins.h"
 
@@ -136,6 +138,15 @@ TEST(CaptureTransformer, PlainLibtorchCharGPTTrainsLikeEager) {
   const std::string first = last_traces(jm).front().str();
   for (const char* name : {"t_wte_weight", "t_h_1_fc_out_bias", "t_lm_head_weight"})
     EXPECT_NE(first.find(name), std::string::npos) << name;
+  // Each layer's hand-written attention ran as one fused attention.
+  const std::vector<Trace> stages = last_traces(jm);
+  const Trace& recognized = find_stage(stages, "Recognize attention");
+  EXPECT_EQ(std::count_if(recognized.bsyms.begin(), recognized.bsyms.end(),
+                          [](const BoundSymbol& b) {
+                            return b.sym->id == "ltorch.scaled_dot_product_attention";
+                          }),
+            2)
+      << recognized;
 }
 
 // Cross-attention: `equal(query, key)` of two arguments of one shape is

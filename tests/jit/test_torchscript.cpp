@@ -9,6 +9,7 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "script_char_gpt.h"
@@ -323,6 +324,16 @@ TEST(TorchScript, CharGptTrainsLikeTheTorchNnModel) {
   const std::string first = last_traces(js).front().str();
   for (const char* name : {"t_wte_weight", "t_h1_fc_out_bias", "t_lm_head_weight"})
     EXPECT_NE(first.find(name), std::string::npos) << name;
+  // Each layer's hand-written attention (its mask `ones.triu(1) > 0.5`) ran
+  // as one fused attention.
+  const std::vector<Trace> stages = last_traces(js);
+  const Trace& recognized = find_stage(stages, "Recognize attention");
+  EXPECT_EQ(std::count_if(recognized.bsyms.begin(), recognized.bsyms.end(),
+                          [](const BoundSymbol& b) {
+                            return b.sym->id == "ltorch.scaled_dot_product_attention";
+                          }),
+            2)
+      << recognized;
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 """thunder_cpp.jit on PyTorch code written in Python, against eager PyTorch:
 values, gradients (float64), effects on inputs, grad mode, modules and their
 training flag, the seed scenarios, introspection and errors."""
+import math
+
 import pytest
 import torch
 
@@ -600,3 +602,33 @@ def test_small_gpt_trains_with_adamw_like_eager():
     for (name, pe), pj in zip(eager.named_parameters(), jitted_model.parameters()):
         assert_close(pj.detach(), pe.detach(), 1e-10)
     assert thunder_cpp.cache_misses(jm) == 1 and thunder_cpp.cache_hits(jm) == 4
+
+
+def attention_as_written(q, k, v):
+    t = q.shape[-2]
+    att = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    future = torch.ones(t, t, dtype=torch.bool).triu(1)
+    return att.masked_fill(future, float("-inf")).softmax(-1) @ v
+
+
+def test_hand_written_attention_runs_as_one_attention():
+    # The pipeline rewrites it into scaled_dot_product_attention (same values
+    # and gradients, no [.., T, T] probabilities saved); recognize_attention=False
+    # keeps it as written.
+    torch.manual_seed(0)
+    values = [torch.randn(2, 3, 9, 4, dtype=torch.float64) for _ in range(3)]
+    leaves = [t.clone().requires_grad_() for t in values]
+    expected = attention_as_written(*leaves)
+    expected.sum().backward()
+    for recognize in (True, False):
+        jfn = thunder_cpp.jit(attention_as_written, recognize_attention=recognize)
+        args = [t.clone().requires_grad_() for t in values]
+        out = jfn(*args)
+        assert_close(out, expected.detach())
+        out.sum().backward()
+        for got, want in zip(args, leaves):
+            assert_close(got.grad, want.grad)
+        stages = [t.stage for t in thunder_cpp.last_traces(jfn)]
+        assert ("Recognize attention" in stages) == recognize, stages
+        saved_scores = [s for _, s, *_ in thunder_cpp.last_saved_for_backward(jfn) if list(s)[-2:] == [9, 9]]
+        assert bool(saved_scores) != recognize, saved_scores

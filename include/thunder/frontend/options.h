@@ -29,6 +29,11 @@ struct JitOptions {
   // every draw into get_and_update_rng_state + the pure uniform_philox
   // (replace_uniform), which a backward can recompute instead of saving.
   bool disable_replace_uniform = false;
+  // Rewrite attention written out by hand (matmul, scale by 1/sqrt(D),
+  // optional causal masked_fill, softmax, matmul) into one
+  // ltorch.scaled_dot_product_attention, which the "attention" executor runs
+  // without [.., T, S] probabilities (recognize_attention, docs/attention.md).
+  bool recognize_attention = true;
   // Keep in-place ops as traced (out-of-place op + prims.copy_ writing into
   // the destination at run time) instead of functionalizing them, to debug
   // the pass. Reordering passes are not safe on such a trace, and autodiff

@@ -19,6 +19,7 @@ struct PipelineOptions {
   FusionStrategy fusion_strategy = FusionStrategy::Dataflow;
   bool rematerialize = true;
   bool disable_replace_uniform = false;
+  bool recognize_attention = true;  // JitOptions::recognize_attention
   bool skip_inplace_functionalization = false;
   bool strict_saved_for_backward = false;
   bool schedule_collectives = true;  // JitOptions::schedule_collectives
