@@ -47,7 +47,7 @@ void register_backward() {
     Value s = ltorch::sum(go, {args.integer(2)}, true);
     return ltorch::sub(go, ltorch::mul(ltorch::exp(out), s));
   });
-  // native_layer_norm's backward from the statistics its forward saved:
+  // layer_norm's backward from the statistics its forward saved (layer_norm_stats):
   // [grad_a, grad_weight or None, grad_bias or None]. has_bias says whether
   // the forward had a bias (the bias itself is not read).
   define("ltorch.native_layer_norm_backward",
@@ -67,14 +67,7 @@ void register_backward() {
                          "{}: normalized_shape {} must be the trailing dims of a's shape {}", op,
                          shape_str(ns), shape_str(x.shape));
            const DType ct = compute_dtype(x.dtype);
-           const Shape stats = stat_shape(x.shape, ns.size());
-           for (int i : {3, 4}) {
-             const char* name = i == 3 ? "mean" : "rstd";
-             const Proxy& p = tensor_arg(op, args[i], name);
-             THUNDER_CHECK(p.shape == stats && p.dtype == ct,
-                           "{}: {} must be {} {} (one per normalised row), got {} {}", op, name,
-                           long_name(ct), shape_str(stats), long_name(p.dtype), shape_str(p.shape));
-           }
+           check_layer_norm_stats(op, x, ns, args[3], args[4]);
            const Value& w = args[5];
            if (!w.is_none()) {
              const Proxy& p = tensor_arg(op, w, "weight");

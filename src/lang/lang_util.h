@@ -54,6 +54,12 @@ inline Shape stat_shape(const Shape& shape, size_t normalized) {
   return s;
 }
 
+// Checks a layer norm's statistics of x over its last normalized_shape dims:
+// mean and rstd in the compute dtype, shaped stat_shape (layer_norm_from_stats
+// and native_layer_norm_backward read them).
+void check_layer_norm_stats(const std::string& op, const Proxy& x, const std::vector<int64_t>& ns,
+                            const Value& mean, const Value& rstd);
+
 // Converts a tensor to `dtype` unless it already is; numbers become the matching literal.
 Value maybe_convert(const Value& v, DType dtype);
 

@@ -148,55 +148,87 @@ Value log_softmax_body(const OpArgs& args) {
   return maybe_convert(out, x.dtype);
 }
 
-// layer_norm's output with the statistics it normalised with: each row's
-// mean and 1/sqrt(var + eps), in the compute dtype and shaped [leading dims,
-// then 1 per normalised dim], as at::native_layer_norm returns them.
-struct LayerNormParts {
-  Value out, mean, rstd;
-};
-
-LayerNormParts layer_norm_parts(const std::string& op, const OpArgs& args) {
-  const Proxy& x = float_arg(op, args[0], "x");
-  const std::vector<int64_t>& ns = args.ints(1);
-  double eps = args.number(4);
+// The checks every layer_norm symbol shares: floating x whose trailing dims
+// are normalized_shape, and w and b (each may be None) of that shape and
+// x's dtype.
+const Proxy& check_layer_norm(const std::string& op, const Value& xv,
+                              const std::vector<int64_t>& ns, const Value& w, const Value& b) {
+  const Proxy& x = float_arg(op, xv, "x");
   THUNDER_CHECK(!ns.empty(), "{}: normalized_shape must have at least one dim", op);
   const int64_t k = static_cast<int64_t>(ns.size());
   THUNDER_CHECK(x.ndim() >= k && Shape(x.shape.end() - k, x.shape.end()) == ns,
                 "{}: normalized_shape {} must equal the trailing dims of the input shape {}", op,
                 shape_str(ns), shape_str(x.shape));
-  for (int i : {2, 3}) {
-    if (args[i].is_none()) continue;
-    const char* name = i == 2 ? "w" : "b";
-    const Proxy& p = tensor_arg(op, args[i], name);
+  for (auto [v, name] : {std::pair{&w, "w"}, std::pair{&b, "b"}}) {
+    if (v->is_none()) continue;
+    const Proxy& p = tensor_arg(op, *v, name);
     check_same_dtype(op, x, "x", p, name);
     THUNDER_CHECK(p.shape == ns, "{}: {} must have shape normalized_shape {}, got {}", op, name,
                   shape_str(ns), shape_str(p.shape));
   }
-  DType dt = compute_dtype(x.dtype);
+  return x;
+}
+
+std::vector<int64_t> normalized_dims(const Proxy& x, size_t k) {
   std::vector<int64_t> dims;
-  for (int64_t d = x.ndim() - k; d < x.ndim(); ++d) dims.push_back(d);
-  Value xc = maybe_convert(args[0], dt);
-  Value mean = prims::div(prims::sum(xc, dims), static_cast<double>(numel(ns)));
-  Value rstd = prims::rsqrt(prims::add(prims::var(xc, dims, 0.0), eps));
-  Value out =
-      prims::mul(prims::sub(xc, unreduce(mean, x.shape, dims)), unreduce(rstd, x.shape, dims));
-  if (!args[2].is_none())
-    out = prims::mul(out, broadcast_to(op, maybe_convert(args[2], dt), x.shape));
-  if (!args[3].is_none())
-    out = prims::add(out, broadcast_to(op, maybe_convert(args[3], dt), x.shape));
-  const Shape stats = stat_shape(x.shape, ns.size());
-  return {maybe_convert(out, x.dtype), prims::reshape(mean, stats), prims::reshape(rstd, stats)};
+  for (int64_t d = x.ndim() - static_cast<int64_t>(k); d < x.ndim(); ++d) dims.push_back(d);
+  return dims;
+}
+
+// Each row's mean and 1/sqrt(var + eps) of xc (x in the compute dtype), with
+// the normalised dims reduced away.
+struct RowStats {
+  Value mean, rstd;
+};
+RowStats row_stats(const Value& xc, const std::vector<int64_t>& dims, int64_t n, double eps) {
+  return {prims::div(prims::sum(xc, dims), static_cast<double>(n)),
+          prims::rsqrt(prims::add(prims::var(xc, dims, 0.0), eps))};
+}
+
+// (xc - mean) * rstd, scaled by w and shifted by b, in x's dtype; mean and
+// rstd already broadcast to x's shape.
+Value normalize(const std::string& op, const Proxy& x, const Value& xc, const Value& mean,
+                const Value& rstd, const Value& w, const Value& b) {
+  const DType dt = compute_dtype(x.dtype);
+  Value out = prims::mul(prims::sub(xc, mean), rstd);
+  if (!w.is_none()) out = prims::mul(out, broadcast_to(op, maybe_convert(w, dt), x.shape));
+  if (!b.is_none()) out = prims::add(out, broadcast_to(op, maybe_convert(b, dt), x.shape));
+  return maybe_convert(out, x.dtype);
 }
 
 Value layer_norm_body(const OpArgs& args) {
-  return layer_norm_parts("ltorch.layer_norm", args).out;
+  const std::string op = "ltorch.layer_norm";
+  const std::vector<int64_t>& ns = args.ints(1);
+  const Proxy& x = check_layer_norm(op, args[0], ns, args[2], args[3]);
+  const std::vector<int64_t> dims = normalized_dims(x, ns.size());
+  Value xc = maybe_convert(args[0], compute_dtype(x.dtype));
+  RowStats s = row_stats(xc, dims, numel(ns), args.number(4));
+  return normalize(op, x, xc, unreduce(s.mean, x.shape, dims), unreduce(s.rstd, x.shape, dims),
+                   args[2], args[3]);
 }
 
-// [out, mean, rstd]: the forward of layer_norm's grad rule, whose backward
-// reads the statistics instead of computing them again.
-Value native_layer_norm_body(const OpArgs& args) {
-  LayerNormParts p = layer_norm_parts("ltorch.native_layer_norm", args);
-  return Value(std::vector<Value>{p.out, p.mean, p.rstd});
+// [mean, rstd] (layer_norm's grad rule splits the op into its statistics, a
+// reduction, and layer_norm_from_stats, elementwise: the backward reads the
+// statistics, and the min-cut may recompute the output from them instead of
+// saving it).
+Value layer_norm_stats_body(const OpArgs& args) {
+  const std::string op = "ltorch.layer_norm_stats";
+  const std::vector<int64_t>& ns = args.ints(1);
+  const Proxy& x = check_layer_norm(op, args[0], ns, Value(), Value());
+  RowStats s = row_stats(maybe_convert(args[0], compute_dtype(x.dtype)),
+                         normalized_dims(x, ns.size()), numel(ns), args.number(2));
+  const Shape stats = stat_shape(x.shape, ns.size());
+  return Value(std::vector<Value>{prims::reshape(s.mean, stats), prims::reshape(s.rstd, stats)});
+}
+
+Value layer_norm_from_stats_body(const OpArgs& args) {
+  const std::string op = "ltorch.layer_norm_from_stats";
+  const std::vector<int64_t>& ns = args.ints(1);
+  const Proxy& x = check_layer_norm(op, args[0], ns, args[4], args[5]);
+  check_layer_norm_stats(op, x, ns, args[2], args[3]);
+  return normalize(op, x, maybe_convert(args[0], compute_dtype(x.dtype)),
+                   broadcast_to(op, args[2], x.shape), broadcast_to(op, args[3], x.shape), args[4],
+                   args[5]);
 }
 
 // Normalizes over every dim but 1 (the channels) with the batch's mean and
@@ -301,6 +333,18 @@ Value nll_loss_body(const OpArgs& args) {
 
 }  // namespace
 
+void check_layer_norm_stats(const std::string& op, const Proxy& x, const std::vector<int64_t>& ns,
+                            const Value& mean, const Value& rstd) {
+  const DType ct = compute_dtype(x.dtype);
+  const Shape stats = stat_shape(x.shape, ns.size());
+  for (auto [v, name] : {std::pair{&mean, "mean"}, std::pair{&rstd, "rstd"}}) {
+    const Proxy& p = tensor_arg(op, *v, name);
+    THUNDER_CHECK(p.shape == stats && p.dtype == ct,
+                  "{}: {} must be {} {} (one per normalised row), got {} {}", op, name,
+                  long_name(ct), shape_str(stats), long_name(p.dtype), shape_str(p.shape));
+  }
+}
+
 void register_nn() {
   const uint32_t kMatmul = tag_bits({OpTag::MATMUL_OP});
   define("ltorch.matmul", {"a", "b"}, kMatmul, matmul_body);
@@ -310,8 +354,9 @@ void register_nn() {
   define("ltorch.softmax", {"a", "dim"}, 0, softmax_body);
   define("ltorch.log_softmax", {"a", "dim"}, 0, log_softmax_body);
   define("ltorch.layer_norm", {"x", "normalized_shape", "w", "b", "eps"}, 0, layer_norm_body);
-  define("ltorch.native_layer_norm", {"x", "normalized_shape", "w", "b", "eps"}, 0,
-         native_layer_norm_body);
+  define("ltorch.layer_norm_stats", {"x", "normalized_shape", "eps"}, 0, layer_norm_stats_body);
+  define("ltorch.layer_norm_from_stats", {"x", "normalized_shape", "mean", "rstd", "w", "b"}, 0,
+         layer_norm_from_stats_body);
   define("ltorch.batch_norm", {"x", "running_mean", "running_var", "w", "b", "training", "eps"}, 0,
          batch_norm_body);
   define("ltorch.embedding", {"indices", "weight"}, 0, embedding_body);
@@ -339,9 +384,12 @@ Value layer_norm(const Value& x, const std::vector<int64_t>& normalized_shape, c
                  const Value& b, double eps) {
   THUNDER_LTORCH_CALL("ltorch.layer_norm", x, normalized_shape, w, b, eps);
 }
-Value native_layer_norm(const Value& x, const std::vector<int64_t>& normalized_shape,
-                        const Value& w, const Value& b, double eps) {
-  THUNDER_LTORCH_CALL("ltorch.native_layer_norm", x, normalized_shape, w, b, eps);
+Value layer_norm_stats(const Value& x, const std::vector<int64_t>& normalized_shape, double eps) {
+  THUNDER_LTORCH_CALL("ltorch.layer_norm_stats", x, normalized_shape, eps);
+}
+Value layer_norm_from_stats(const Value& x, const std::vector<int64_t>& normalized_shape,
+                            const Value& mean, const Value& rstd, const Value& w, const Value& b) {
+  THUNDER_LTORCH_CALL("ltorch.layer_norm_from_stats", x, normalized_shape, mean, rstd, w, b);
 }
 Value batch_norm(const Value& x, const Value& running_mean, const Value& running_var,
                  const Value& w, const Value& b, bool training, double eps) {

@@ -57,23 +57,27 @@ Value log_softmax_rule(VjpContext& g, const OpArgs& a) {
   return out;
 }
 
-// The forward keeps each row's mean and rstd (native_layer_norm), so the
-// backward (one statement: libtorch's fused kernel under ATen) reads them
-// instead of normalising x again.
+// The forward keeps each row's mean and rstd, so the backward (one
+// statement: libtorch's fused kernel under ATen) reads them instead of
+// normalising x again. The output is an elementwise step from x and the
+// statistics, which the backward needs anyway: the min-cut recomputes it
+// there instead of saving it (a linear layer after the norm reads it).
 Value layer_norm_rule(VjpContext& g, const OpArgs& a) {
   const Value &x = a[0], &w = a[2], &b = a[3];
   const auto& norm_shape = a.ints(1);
   double eps = a.number(4);
   if (!g.requires_grad(x) && !g.requires_grad(w) && !g.requires_grad(b))
     return ltorch::layer_norm(x, norm_shape, w, b, eps);
-  const std::vector<Value> fwd = ltorch::native_layer_norm(x, norm_shape, w, b, eps).as_list();
-  Value go = g.get_grad(fwd[0]);
-  Value r = ltorch::native_layer_norm_backward(go, x, norm_shape, fwd[1], fwd[2], w, !b.is_none());
+  const std::vector<Value> stats = ltorch::layer_norm_stats(x, norm_shape, eps).as_list();
+  Value out = ltorch::layer_norm_from_stats(x, norm_shape, stats[0], stats[1], w, b);
+  Value go = g.get_grad(out);
+  Value r =
+      ltorch::native_layer_norm_backward(go, x, norm_shape, stats[0], stats[1], w, !b.is_none());
   const auto& grads = r.as_list();
   g.put_grad(x, grads[0]);
   if (!w.is_none()) g.put_grad(w, grads[1]);
   if (!b.is_none()) g.put_grad(b, grads[2]);
-  return fwd[0];
+  return out;
 }
 
 // v summed down to `shape` (the inverse of batch broadcasting).

@@ -152,5 +152,42 @@ TEST(AutogradErrors, NativeLayerNormBackwardChecksItsStatistics) {
   EXPECT_EQ(call(x, stat, stat.abs()), "no thunder::Error");
 }
 
+// layer_norm_from_stats checks its statistics the same way, and w and b.
+TEST(AutogradErrors, LayerNormFromStatsChecksItsStatistics) {
+  auto call = [](const at::Tensor& x, const at::Tensor& mean, const at::Tensor& w) {
+    auto jfn = jit([](const Tensor& a, const Tensor& m, const Tensor& w) {
+      return Tensor(ltorch::layer_norm_from_stats(Value(a.proxy()), {6}, Value(m.proxy()),
+                                                  Value(m.proxy()), Value(w.proxy()), Value())
+                        .proxy());
+    });
+    try {
+      jfn(x, mean, w);
+      return std::string("no thunder::Error");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+  };
+  const at::Tensor x = at::randn({4, 6}), stat = at::rand({4, 1}) + 0.5, w = at::randn({6});
+  std::string msg = call(x, at::randn({4, 6}), w);
+  EXPECT_NE(msg.find("ltorch.layer_norm_from_stats: mean must be float32 [4, 1]"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("got float32 [4, 6]"), std::string::npos) << msg;
+  msg = call(x, stat.to(at::kDouble), w);
+  EXPECT_NE(msg.find("mean must be float32 [4, 1] (one per normalised row), got float64"),
+            std::string::npos)
+      << msg;
+  msg = call(x, stat, at::randn({5}));
+  EXPECT_NE(
+      msg.find("ltorch.layer_norm_from_stats: w must have shape normalized_shape [6], got [5]"),
+      std::string::npos)
+      << msg;
+  msg = call(at::randn({4, 5}), stat, w);
+  EXPECT_NE(msg.find("normalized_shape [6] must equal the trailing dims of the input shape [4, 5]"),
+            std::string::npos)
+      << msg;
+  EXPECT_EQ(call(x, stat, w), "no thunder::Error");
+}
+
 }  // namespace
 }  // namespace thunder

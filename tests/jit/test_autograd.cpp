@@ -334,7 +334,7 @@ TEST(Autograd, LayerNormSavesItsStatistics) {
       EXPECT_TRUE(close(b2.grad(), b.grad())) << how;
       const std::string bwd = last_backward_traces(jfn).front().str();
       EXPECT_NE(bwd.find("ltorch.native_layer_norm_backward("), std::string::npos) << bwd;
-      EXPECT_EQ(bwd.find("ltorch.native_layer_norm("), std::string::npos) << bwd;
+      EXPECT_EQ(bwd.find("ltorch.layer_norm_stats("), std::string::npos) << bwd;
       EXPECT_EQ(bwd.find("ltorch.layer_norm("), std::string::npos) << bwd;
       int stats = 0, inputs = 0;
       for (const TensorInfo& t : last_saved_for_backward(jfn)) {
@@ -359,7 +359,50 @@ TEST(Autograd, LayerNormWithoutGradHasNoStatistics) {
   at::Tensor got = jfn(x.detach(), w).aten();
   EXPECT_TRUE(at::allclose(got, at::layer_norm(x.detach(), {6}, w, {}, 1e-5), 1e-5, 1e-6));
   const std::string fwd = last_traces(jfn).front().str();
-  EXPECT_EQ(fwd.find("native_layer_norm"), std::string::npos) << fwd;
+  EXPECT_EQ(fwd.find("layer_norm_stats"), std::string::npos) << fwd;
+}
+
+// A linear layer after the norm reads its output for the weight gradient:
+// the backward recomputes it from x and the statistics (saved anyway)
+// instead of the forward saving it. Saved: x, mean, rstd, no [5, 7, 12]
+// output; values and gradients against eager libtorch in float64.
+TEST(Autograd, LayerNormOutputIsRecomputedNotSaved) {
+  at::manual_seed(7);
+  at::Tensor x = at::randn({5, 7, 12}, at::kDouble).requires_grad_();
+  at::Tensor w = (at::rand({12}, at::kDouble) + 0.5).requires_grad_();
+  at::Tensor b = at::randn({12}, at::kDouble).requires_grad_();
+  at::Tensor lw = at::randn({3, 12}, at::kDouble).requires_grad_();
+  at::Tensor g = at::randn({5, 7, 3}, at::kDouble);
+  at::linear(at::layer_norm(x, {12}, w, b, 1e-5), lw).backward(g);
+  for (const std::vector<std::string>& ex :
+       std::vector<std::vector<std::string>>{{"aten"}, {"aten_prims"}, {"cpu_fuser", "aten"}}) {
+    auto jfn = jit(
+        [](const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& lw) {
+          return nn::functional::linear(nn::functional::layer_norm(x, {12}, w, b, 1e-5), lw);
+        },
+        {.executors = ex});
+    std::vector<at::Tensor> leaves;
+    for (const at::Tensor& t : {x, w, b, lw}) leaves.push_back(t.detach().clone().requires_grad_());
+    at::Tensor got = jfn(leaves[0], leaves[1], leaves[2], leaves[3]).aten();
+    got.backward(g);
+    EXPECT_TRUE(
+        at::allclose(got, at::linear(at::layer_norm(x, {12}, w, b, 1e-5), lw), 1e-12, 1e-12))
+        << ex[0];
+    const at::Tensor want[] = {x.grad(), w.grad(), b.grad(), lw.grad()};
+    for (int i = 0; i < 4; ++i)
+      EXPECT_TRUE(at::allclose(leaves[i].grad(), want[i], 1e-10, 1e-10)) << ex[0] << " grad " << i;
+    int full = 0, stats = 0;
+    for (const TensorInfo& t : last_saved_for_backward(jfn)) {
+      full += t.shape == std::vector<int64_t>{5, 7, 12};
+      stats += t.shape == std::vector<int64_t>{5, 7, 1};
+    }
+    EXPECT_EQ(full, 1) << ex[0] << ": x, not the norm's output";
+    EXPECT_EQ(stats, 2) << ex[0];
+    const std::vector<Trace> stages = last_backward_traces(jfn);
+    const std::string bwd = find_stage(stages, "Rematerialization").str();
+    EXPECT_NE(bwd.find("ltorch.layer_norm_from_stats("), std::string::npos) << bwd;
+    EXPECT_EQ(bwd.find("ltorch.layer_norm_stats("), std::string::npos) << bwd;
+  }
 }
 
 }  // namespace

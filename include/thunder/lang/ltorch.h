@@ -99,11 +99,13 @@ Value softmax(const Value& x, int64_t dim);
 Value log_softmax(const Value& x, int64_t dim);
 Value layer_norm(const Value& x, const std::vector<int64_t>& normalized_shape, const Value& w,
                  const Value& b, double eps);
-// layer_norm with its statistics: a list [out, mean, rstd]; mean and rstd
-// (1/sqrt(var + eps)) are in the compute dtype (float32 for half types),
-// shaped like x with each normalised dim 1 (at::native_layer_norm's results).
-Value native_layer_norm(const Value& x, const std::vector<int64_t>& normalized_shape,
-                        const Value& w, const Value& b, double eps);
+// layer_norm in two steps, as its grad rule writes it: the statistics, a list
+// [mean, rstd] (1/sqrt(var + eps)) in the compute dtype (float32 for half
+// types), shaped like x with each normalised dim 1 (at::native_layer_norm's
+// mean and rstd); then the output from them, elementwise.
+Value layer_norm_stats(const Value& x, const std::vector<int64_t>& normalized_shape, double eps);
+Value layer_norm_from_stats(const Value& x, const std::vector<int64_t>& normalized_shape,
+                            const Value& mean, const Value& rstd, const Value& w, const Value& b);
 // torch.nn.functional.batch_norm's output over dim 1 of x ([N, C, ...]):
 // batch statistics in training, running_mean and running_var otherwise. It
 // updates nothing: the running statistics' update is a separate, detached
@@ -121,7 +123,7 @@ Value softmax_backward(const Value& grad, const Value& out, int64_t dim);
 Value log_softmax_backward(const Value& grad, const Value& out, int64_t dim);
 
 // layer_norm's three gradients, a list [grad_a, grad_weight or None,
-// grad_bias or None], from native_layer_norm's mean and rstd (no statistics
+// grad_bias or None], from layer_norm_stats' mean and rstd (no statistics
 // recomputed); has_bias: whether the forward had a bias.
 Value native_layer_norm_backward(const Value& grad, const Value& a,
                                  const std::vector<int64_t>& normalized_shape, const Value& mean,
