@@ -24,6 +24,7 @@
 #include "thunder/executors/dnnl_matmul.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
@@ -73,6 +74,9 @@ struct Layout {
 // and hashes as bytes. Added tensors and the bias are read contiguous: the
 // residual has dst's layout, the bias [1, ..., N].
 struct Key {
+  // Intra-op threads: with more than one, OpenBLAS runs single-threaded
+  // inside programs (BlasThreadsScope), so the choice is measured per count.
+  int32_t threads;
   int32_t ndims;
   int32_t has_bias;
   int32_t n_epilogues;
@@ -481,6 +485,7 @@ void product_kernel(KernelCall& k) {
   };
   Key key;
   std::memset(&key, 0, sizeof key);
+  key.threads = at::get_num_threads();
   Matrix ma, mb;
   as_matrices(&ma, &mb);
   Described d = describe(ma, mb, &key);

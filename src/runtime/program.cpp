@@ -5,6 +5,7 @@
 #include "thunder/core/del_symbol.h"
 #include "thunder/core/error.h"
 #include "thunder/core/trace.h"
+#include "thunder/runtime/blas_threads.h"
 
 namespace thunder {
 
@@ -142,6 +143,7 @@ thread_local size_t FrameLease::depth_ = 0;
 
 void Program::run(const FlatArg* args, const std::vector<at::Tensor>& captured,
                   std::vector<at::Tensor>& outs) const {
+  BlasThreadsScope one_pool;
   FrameLease frame(n_tensors_, n_numbers_);
   at::Tensor* t = frame.tensors();
   c10::Scalar* n = frame.numbers();
