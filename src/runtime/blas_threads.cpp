@@ -34,8 +34,8 @@ int saved_threads = 0;
 
 }  // namespace
 
-BlasThreadsScope::BlasThreadsScope() : entered_(false) {
-  if (!openblas().present() || at::get_num_threads() <= 1) return;
+BlasThreadsScope::BlasThreadsScope(bool products) : entered_(false) {
+  if (!products || !openblas().present() || at::get_num_threads() <= 1) return;
   entered_ = true;
   if (running.fetch_add(1) != 0) return;
   std::lock_guard<std::mutex> lock(transition);

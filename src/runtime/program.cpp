@@ -1,5 +1,6 @@
 #include "thunder/runtime/program.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "thunder/core/del_symbol.h"
@@ -58,6 +59,13 @@ void collect_outputs(const Value& v, const SlotMap& slots, std::vector<int32_t>&
   }
 }
 
+// A statement whose kernel may run a matrix product: a product symbol, one
+// from a product's decomposition, or a composite (claimed whole) containing one.
+bool runs_product(const BoundSymbol& b) {
+  if (b.has_op_tag(OpTag::MATMUL_OP)) return true;
+  return std::any_of(b.subsymbols.begin(), b.subsymbols.end(), runs_product);
+}
+
 }  // namespace
 
 Program Program::lower(const Trace& trace, const std::vector<Input>& inputs,
@@ -93,6 +101,7 @@ Program Program::lower(const Trace& trace, const std::vector<Input>& inputs,
       in.out_is_number.push_back(p->is_number());
     }
     prog.instrs_.push_back(std::move(in));
+    prog.multiplies_ = prog.multiplies_ || runs_product(b);
   }
   collect_outputs(trace.output, slots, prog.output_slots_);
   prog.n_tensors_ = slots.n_tensor;
@@ -143,7 +152,7 @@ thread_local size_t FrameLease::depth_ = 0;
 
 void Program::run(const FlatArg* args, const std::vector<at::Tensor>& captured,
                   std::vector<at::Tensor>& outs) const {
-  BlasThreadsScope one_pool;
+  BlasThreadsScope one_pool(multiplies_);
   FrameLease frame(n_tensors_, n_numbers_);
   at::Tensor* t = frame.tensors();
   c10::Scalar* n = frame.numbers();

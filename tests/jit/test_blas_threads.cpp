@@ -55,6 +55,13 @@ TEST_F(BlasThreadsTest, LeftAloneWithOneIntraOpThread) {
   EXPECT_EQ(BlasThreadsScope::openblas_threads(), 2);
 }
 
+// A program without matrix products (an elementwise kernel) changes nothing.
+TEST_F(BlasThreadsTest, LeftAloneByProgramsWithoutProducts) {
+  at::set_num_threads(2);
+  BlasThreadsScope scope(/*products=*/false);
+  EXPECT_EQ(BlasThreadsScope::openblas_threads(), 2);
+}
+
 // Programs starting and ending on several threads at once never leave the
 // held count behind.
 TEST_F(BlasThreadsTest, RestoredAfterConcurrentPrograms) {

@@ -10,10 +10,9 @@
 #include <thunder/thunder.h>
 #include <torch/torch.h>
 
-#include <algorithm>
-
 #include "torch_char_gpt.h"
 #include "torch_twins.h"
+#include "trace_statements.h"
 
 namespace thunder {
 namespace {
@@ -141,11 +140,7 @@ TEST(CaptureTransformer, PlainLibtorchCharGPTTrainsLikeEager) {
   // Each layer's hand-written attention ran as one fused attention.
   const std::vector<Trace> stages = last_traces(jm);
   const Trace& recognized = find_stage(stages, "Recognize attention");
-  EXPECT_EQ(std::count_if(recognized.bsyms.begin(), recognized.bsyms.end(),
-                          [](const BoundSymbol& b) {
-                            return b.sym->id == "ltorch.scaled_dot_product_attention";
-                          }),
-            2)
+  EXPECT_EQ(test_util::count_statements(recognized, "ltorch.scaled_dot_product_attention"), 2)
       << recognized;
 }
 

@@ -14,8 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "trace_statements.h"
+
 namespace thunder {
 namespace {
+
+using test_util::count_statements;
 
 enum class Scale { Mul, MulLeft, Div, Wrong };
 enum class Mask { None, BoolOnes, FloatGreater, FullNotZero, PastDiagonal2 };
@@ -101,12 +105,6 @@ void expect_close(const at::Tensor& got, const at::Tensor& want64, const std::st
   const at::Tensor g = got.to(at::kDouble);
   EXPECT_TRUE(at::allclose(g, want64, tol, tol))
       << what << ": max abs difference " << (g - want64).abs().max().item<double>();
-}
-
-int count_statements(const Trace& t, const std::string& id) {
-  int n = 0;
-  for (const BoundSymbol& b : t.bound_symbols()) n += b.sym->id == id;
-  return n;
 }
 
 struct Shapes {

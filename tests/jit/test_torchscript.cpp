@@ -9,10 +9,10 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
-#include <algorithm>
 #include <filesystem>
 
 #include "script_char_gpt.h"
+#include "trace_statements.h"
 
 namespace thunder {
 namespace {
@@ -328,11 +328,7 @@ TEST(TorchScript, CharGptTrainsLikeTheTorchNnModel) {
   // as one fused attention.
   const std::vector<Trace> stages = last_traces(js);
   const Trace& recognized = find_stage(stages, "Recognize attention");
-  EXPECT_EQ(std::count_if(recognized.bsyms.begin(), recognized.bsyms.end(),
-                          [](const BoundSymbol& b) {
-                            return b.sym->id == "ltorch.scaled_dot_product_attention";
-                          }),
-            2)
+  EXPECT_EQ(test_util::count_statements(recognized, "ltorch.scaled_dot_product_attention"), 2)
       << recognized;
 }
 

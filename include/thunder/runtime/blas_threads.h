@@ -3,8 +3,9 @@
 // sized to the machine whatever at::set_num_threads says; with more than one
 // intra-op thread its workers and the OpenMP workers (generated kernels,
 // oneDNN, ATen's elementwise kernels) fight over the cores
-// (docs/benchmarks.md, "Threads"). While a program runs with more than one
-// intra-op thread, OpenBLAS is held to one thread: matmuls run on oneDNN in
+// (docs/benchmarks.md, "Threads"). While a program that runs a matrix
+// product runs with more than one intra-op thread, OpenBLAS is held to one
+// thread: matmuls run on oneDNN in
 // the OpenMP pool (the dnnl executor measures its choice in this regime) or
 // single-threaded, never as a second pool. The count is restored when the
 // last program running on any thread ends, so eager code keeps OpenBLAS as
@@ -16,7 +17,9 @@ namespace thunder {
 
 class BlasThreadsScope {
  public:
-  BlasThreadsScope();
+  // `products`: whether the program runs matrix products (without, nothing
+  // is done: no atomic, no lock on its calls).
+  explicit BlasThreadsScope(bool products = true);
   ~BlasThreadsScope();
   BlasThreadsScope(const BlasThreadsScope&) = delete;
   BlasThreadsScope& operator=(const BlasThreadsScope&) = delete;

@@ -41,8 +41,9 @@ class Program {
   };
   std::vector<InputSlot> inputs_;
   std::vector<Instr> instrs_;
-  std::vector<int32_t> output_slots_;                   // -1: None
-  int32_t n_tensors_ = 0, n_numbers_ = 0;               // the frame's size
+  std::vector<int32_t> output_slots_;      // -1: None
+  int32_t n_tensors_ = 0, n_numbers_ = 0;  // the frame's size
+  bool multiplies_ = false;  // some statement runs a matrix product (BlasThreadsScope)
   std::vector<std::shared_ptr<const Symbol>> symbols_;  // the trace's region symbols
 };
 
