@@ -3,7 +3,6 @@
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
 
-#include <atomic>
 #include <mutex>
 
 namespace thunder {
@@ -23,13 +22,13 @@ const OpenBlas& openblas() {
   return o;
 }
 
-// Programs running now (any thread); the count OpenBLAS had before the first
-// of them. Transitions between none and some are made under the mutex and
-// re-checked there, so a program starting while the last one ends never
-// saves the held count as the one to restore.
-std::atomic<int> running{0};
-std::mutex transition;
-bool held = false;
+// Programs running now (any thread) and the count OpenBLAS had before the
+// first of them, both under the mutex: a program entering while another
+// leaves waits, so it never runs with OpenBLAS unheld and never saves the
+// held count as the one to restore. (Only programs with a product lock it:
+// an uncontended lock beside their matmuls.)
+std::mutex mu;
+int running = 0;
 int saved_threads = 0;
 
 }  // namespace
@@ -37,20 +36,16 @@ int saved_threads = 0;
 BlasThreadsScope::BlasThreadsScope(bool products) : entered_(false) {
   if (!products || !openblas().present() || at::get_num_threads() <= 1) return;
   entered_ = true;
-  if (running.fetch_add(1) != 0) return;
-  std::lock_guard<std::mutex> lock(transition);
-  if (held || running.load() == 0) return;
+  std::lock_guard<std::mutex> lock(mu);
+  if (running++ > 0) return;
   saved_threads = openblas().get();
   openblas().set(1);
-  held = true;
 }
 
 BlasThreadsScope::~BlasThreadsScope() {
-  if (!entered_ || running.fetch_sub(1) != 1) return;
-  std::lock_guard<std::mutex> lock(transition);
-  if (!held || running.load() != 0) return;
-  openblas().set(saved_threads);
-  held = false;
+  if (!entered_) return;
+  std::lock_guard<std::mutex> lock(mu);
+  if (--running == 0) openblas().set(saved_threads);
 }
 
 int BlasThreadsScope::openblas_threads() { return openblas().present() ? openblas().get() : -1; }

@@ -59,14 +59,12 @@ void collect_outputs(const Value& v, const SlotMap& slots, std::vector<int32_t>&
   }
 }
 
-// A statement whose kernel may run a matrix product: a product symbol, one
-// from a product's decomposition, or a composite (claimed whole) containing one.
-bool runs_product(const BoundSymbol& b) {
-  if (b.has_op_tag(OpTag::MATMUL_OP)) return true;
-  return std::any_of(b.subsymbols.begin(), b.subsymbols.end(), runs_product);
-}
-
 }  // namespace
+
+bool runs_matrix_product(const BoundSymbol& b) {
+  if (b.has_op_tag(OpTag::MATMUL_OP)) return true;
+  return std::any_of(b.subsymbols.begin(), b.subsymbols.end(), runs_matrix_product);
+}
 
 Program Program::lower(const Trace& trace, const std::vector<Input>& inputs,
                        const std::vector<Executor*>& executors) {
@@ -101,7 +99,7 @@ Program Program::lower(const Trace& trace, const std::vector<Input>& inputs,
       in.out_is_number.push_back(p->is_number());
     }
     prog.instrs_.push_back(std::move(in));
-    prog.multiplies_ = prog.multiplies_ || runs_product(b);
+    prog.multiplies_ = prog.multiplies_ || runs_matrix_product(b);
   }
   collect_outputs(trace.output, slots, prog.output_slots_);
   prog.n_tensors_ = slots.n_tensor;

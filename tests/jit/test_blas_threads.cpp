@@ -7,10 +7,12 @@
 #include <gtest/gtest.h>
 #include <thunder/thunder.h>
 
+#include <algorithm>
 #include <thread>
 #include <vector>
 
 #include "thunder/runtime/blas_threads.h"
+#include "thunder/runtime/program.h"
 
 namespace thunder {
 namespace {
@@ -95,6 +97,20 @@ TEST_F(BlasThreadsTest, JittedMatmulsRestoreTheCount) {
   EXPECT_TRUE(at::allclose(got, want, 1e-5, 1e-5));
   EXPECT_TRUE(at::allclose(a2.grad(), a3.grad(), 1e-4, 1e-5));
   EXPECT_TRUE(at::allclose(b2.grad(), b3.grad(), 1e-4, 1e-5));
+}
+
+// Which programs enter the scope: those with a product in their final trace
+// (here a oneDNN or ATen matmul, claimed whole), not an elementwise kernel.
+TEST(BlasThreads, OnlyProgramsWithProductsHoldOpenBlas) {
+  auto count_products = [](const Trace& t) {
+    return std::count_if(t.bsyms.begin(), t.bsyms.end(), runs_matrix_product);
+  };
+  auto product = jit([](const Tensor& a, const Tensor& b) { return a.matmul(b).tanh(); });
+  product(at::randn({8, 6}), at::randn({6, 4}));
+  EXPECT_EQ(count_products(last_traces(product).back()), 1) << last_traces(product).back();
+  auto elementwise = jit([](const Tensor& a) { return (a * 2).exp(); });
+  elementwise(at::randn({8}));
+  EXPECT_EQ(count_products(last_traces(elementwise).back()), 0) << last_traces(elementwise).back();
 }
 
 }  // namespace

@@ -146,10 +146,11 @@ void check_form(const Form& f, const Shapes& sh, at::ScalarType dt, bool recogni
   for (const TensorInfo& t : last_saved_for_backward(jfn))
     saves_scores |= t.shape.size() >= 2 && t.shape[t.shape.size() - 2] == l && t.shape.back() == s;
   EXPECT_EQ(saves_scores, !recognized) << what;
-  if (!recognized) {
-    EXPECT_EQ(count_statements(fwd.front(), "ltorch.softmax"), 1) << what;
-    return;
-  }
+  // What autodiff differentiated: the softmax's rule, or attention's pair.
+  const Trace& joint = find_stage(fwd, "Autodiff");
+  EXPECT_EQ(count_statements(joint, "ltorch.softmax"), recognized ? 0 : 1) << what << "\n" << joint;
+  EXPECT_EQ(count_statements(joint, "ltorch.sdpa_forward"), recognized ? 1 : 0) << what;
+  if (!recognized) return;
   const Trace& r = find_stage(fwd, "Recognize attention");
   EXPECT_EQ(count_statements(r, "ltorch.softmax"), 0) << what << "\n" << r;
   EXPECT_EQ(count_statements(r, "ltorch.matmul"), 0) << what << "\n" << r;

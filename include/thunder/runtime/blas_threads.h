@@ -18,7 +18,7 @@ namespace thunder {
 class BlasThreadsScope {
  public:
   // `products`: whether the program runs matrix products (without, nothing
-  // is done: no atomic, no lock on its calls).
+  // is done: no lock on its calls).
   explicit BlasThreadsScope(bool products = true);
   ~BlasThreadsScope();
   BlasThreadsScope(const BlasThreadsScope&) = delete;

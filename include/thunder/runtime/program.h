@@ -14,6 +14,12 @@
 
 namespace thunder {
 
+// Whether a statement's kernel may run a matrix product: a product symbol,
+// one from a product's decomposition, or a composite claimed whole that
+// contains one. Programs with such a statement hold OpenBLAS to one thread
+// while they run (runtime/blas_threads.h).
+bool runs_matrix_product(const BoundSymbol& b);
+
 class Program {
  public:
   // Where a trace input comes from at call time.
